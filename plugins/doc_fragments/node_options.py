@@ -1,0 +1,60 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Options shared by numa_drift_facts and kubelet_mm_checkpoint (internal to this collection)."""
+
+from __future__ import annotations
+
+
+class ModuleDocFragment:
+    DOCUMENTATION = r"""
+options:
+  root:
+    description:
+      - Path under which the node's file system is read, for C(/sys), C(/proc) and the kubelet files.
+      - Use C(/host) when the node's root is mounted there (for example from a debug container).
+    type: path
+    default: /
+  kubelet_root_dir:
+    description:
+      - Kubelet's C(--root-dir) on the node, holding C(memory_manager_state).
+      - When not set, the C(--root-dir) found in the kubelet flags is used, else C(/var/lib/kubelet).
+    type: path
+  kubelet_config:
+    description:
+      - Path on the node of kubelet's C(KubeletConfiguration) file (YAML or JSON).
+      - When not set, the C(--config) found in the kubelet flags is used, else C(<kubelet_root_dir>/config.yaml).
+      - YAML needs PyYAML on the node; without it, pass I(policy) and I(reserved_memory), or use a JSON file.
+    type: path
+  kubelet_flags:
+    description:
+      - Kubelet command-line flags, as one string or a list, for settings not in the config file
+        (C(--reserved-memory), C(--memory-manager-policy), C(--root-dir), C(--config), C(--system-reserved),
+        C(--kube-reserved), C(--eviction-hard)).
+      - When not set, the flags in C(/var/lib/kubelet/kubeadm-flags.env), C(/etc/default/kubelet) and
+        C(/etc/sysconfig/kubelet) are read.
+    type: raw
+  drift_bound:
+    description:
+      - How far each NUMA node's memory total and allocatable may move before the drift counts as a
+        real capacity change (KEP-6232).
+      - C(auto) derives the bound from the kernel image in C(/proc/iomem) plus 64 MiB (needs root to read the addresses).
+      - C(off) allows no drift at all.
+      - A Kubernetes quantity such as C(128Mi) sets the bound explicitly.
+    type: str
+    default: auto
+  policy:
+    description:
+      - The memory manager policy kubelet is configured with (C(Static), C(None), C(BestEffort)),
+        overriding what the config file and flags say.
+    type: str
+  reserved_memory:
+    description:
+      - Kubelet's C(reservedMemory), overriding the config file and flags.
+      - Either a list as in the config file (C([{numaNode: 0, limits: {memory: 1Gi}}])) or a dict
+        from NUMA node to limits (C({0: {memory: 1Gi}, 1: {memory: 2Gi}})).
+    type: raw
+notes:
+  - Kubelet refuses to start when the per-NUMA memory recorded in C(memory_manager_state) differs from the
+    machine's. The verdicts and the bound follow the collection's design (see the collection docs).
+"""

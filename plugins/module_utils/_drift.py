@@ -1,0 +1,389 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Recorded vs current machine state: the bound, the verdict, and the repair plan.
+
+:func:`assess` is pure: checkpoint bytes + node facts + kubelet settings + a bound in,
+an :class:`Assessment` out. It lists every cause it finds, each tagged with a verdict
+from design.md's vocabulary, and the verdict is the first of them in this order
+(kubelet's own restore order, then the fields that must match exactly, then the bound).
+The repair plan is the fully recomputed machine state (spec 5.4, 8.4 rule 7), never a
+patch of the deltas. :func:`probe` is the one function here that reads files.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import (
+    KubeletSettings,
+    load_kubelet_settings,
+    node_allocatable_errors,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import (
+    MEMORY,
+    NodeMemory,
+    StateDifference,
+    compare_states,
+    count_blocks,
+    expected_machine_state,
+    group_problems,
+    wrapped_tables,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import (
+    NodeFacts,
+    auto_bound_bytes,
+    read_node_facts,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import (
+    QuantityError,
+    describe_bytes,
+    parse_quantity,
+)
+
+__all__ = [
+    "VERDICTS",
+    "REPAIRABLE",
+    "NOTHING_TO_DO",
+    "Cause",
+    "NodeDrift",
+    "RepairPlan",
+    "Assessment",
+    "resolve_bound",
+    "assess",
+    "probe",
+    "verify_written",
+]
+
+VERDICTS = (
+    "no_checkpoint",
+    "corrupt",
+    "unsupported_layout",
+    "policy_mismatch",
+    "topology_changed",
+    "reserved_changed",
+    "hugepages_changed",
+    "in_sync",
+    "bound_unknown",
+    "drift_exceeds_bound",
+    "assignments_do_not_fit",
+    "drift_within_bound",
+)
+REPAIRABLE = "drift_within_bound"
+NOTHING_TO_DO = ("in_sync", "no_checkpoint")
+KERNEL_MARGIN_BYTES = 64 * 1024 * 1024  # KEP-6232: bound = kernel image span + 64 MiB (spec 7.2)
+VALIDATED_POLICIES = ("Static", "BestEffort")  # BestEffort wraps Static's validation (spec 5.5)
+EXPECTED_STATE_DIFFERS = "[memorymanager] the expected machine state is different from the real one"
+
+_ADVICE = {
+    "no_checkpoint": "nothing to do: kubelet writes a fresh checkpoint at start",
+    "in_sync": "nothing to do: kubelet starts with this checkpoint",
+    "drift_within_bound": "repair it with nodeops.numa_drift.kubelet_mm_checkpoint (state: repaired)",
+    "corrupt": "drain the node and remove the checkpoint (state: absent), as kubelet's error says",
+    "unsupported_layout": "drain the node and remove the checkpoint (state: absent), or repair by hand",
+    "policy_mismatch": "drain the node and remove the checkpoint (state: absent): the policy changed",
+    "topology_changed": "a real topology change: drain the node and remove the checkpoint (state: absent)",
+    "reserved_changed": "fix the kubelet configuration, or drain and remove the checkpoint (state: absent)",
+    "hugepages_changed": "restore the hugepage allocation (nr_hugepages) or drain and remove the checkpoint",
+    "bound_unknown": "run the probe as root (so /proc/iomem shows addresses) or pass drift_bound, e.g. 128Mi",
+    "drift_exceeds_bound": "a real capacity change: check the DIMMs/VM size, then drain and remove the checkpoint",
+    "assignments_do_not_fit": "a pod would lose memory: drain the node and remove the checkpoint (state: absent)",
+}
+
+
+@dataclass(frozen=True)
+class Cause:
+    verdict: str
+    message: str
+
+
+@dataclass(frozen=True)
+class NodeDrift:
+    """Recorded vs current numbers of one NUMA node (None where one side has no such node)."""
+
+    node: int
+    recorded: Optional[Dict[str, Tuple[int, int]]]  # resource -> (total, allocatable)
+    current: Optional[Dict[str, Tuple[int, int]]]
+    holds_kernel_image: bool
+
+    def delta(self, resource: str, index: int = 0) -> Optional[int]:
+        if not self.recorded or not self.current or resource not in self.recorded or resource not in self.current:
+            return None
+        return self.current[resource][index] - self.recorded[resource][index]
+
+
+@dataclass(frozen=True)
+class RepairPlan:
+    layout: str
+    fields: checkpoint.CheckpointFields
+    content: bytes
+
+
+@dataclass(frozen=True)
+class Assessment:
+    verdict: str
+    causes: Tuple[Cause, ...]
+    bound_bytes: Optional[int]
+    bound_source: str
+    nodes: Tuple[NodeDrift, ...]
+    report: Optional[checkpoint.CheckpointReport]
+    plan: Optional[RepairPlan]
+
+    @property
+    def repairable(self) -> bool:
+        return self.verdict == REPAIRABLE
+
+    @property
+    def advice(self) -> str:
+        return _ADVICE[self.verdict]
+
+    def causes_for(self, verdict: str) -> List[str]:
+        return [cause.message for cause in self.causes if cause.verdict == verdict]
+
+
+def resolve_bound(option: str, node: NodeFacts) -> Tuple[Optional[int], str]:
+    """KEP-6232's bound (spec 7.2, 8.2): ``auto`` = kernel span + 64 MiB, ``off`` = 0, or a quantity."""
+    text = str(option).strip()
+    if text == "off":
+        return 0, "off: exact comparison"
+    if text != "auto":
+        return parse_quantity(text), "fixed: %s" % text
+    bound = auto_bound_bytes(node.kernel_image)
+    if bound is None:
+        return None, "auto: unknown (%s)" % (node.kernel_image.unknown_reason or "no kernel image in /proc/iomem")
+    return bound, "auto: kernel image span %s + 64 MiB" % describe_bytes(node.kernel_image.span_bytes)
+
+
+def _first_verdict(causes: List[Cause]) -> str:
+    return min((cause.verdict for cause in causes), key=VERDICTS.index)
+
+
+def _machine(node: NodeFacts) -> Dict[int, NodeMemory]:
+    # cadvisor reports a node without readable meminfo as 0 bytes (spec 6.2); so do we.
+    return {
+        numa.id: NodeMemory(
+            numa.mem_total_bytes or 0,
+            {pool.resource_name: pool.total_bytes or 0 for pool in numa.hugepages},
+        )
+        for numa in node.numa_nodes
+    }
+
+
+def _tables(state: Optional[checkpoint.NodeMap]) -> Dict[int, Optional[Dict[str, Tuple[int, int]]]]:
+    result: Dict[int, Optional[Dict[str, Tuple[int, int]]]] = {}
+    for node_id, node_state in (state or {}).items():
+        memory_map = (node_state.memory_map if node_state else None) or {}
+        result[node_id] = {res: (t.total, t.allocatable) for res, t in memory_map.items() if t is not None}
+    return result
+
+
+def _node_drifts(stored: checkpoint.NodeMap, expected: checkpoint.NodeMap, node: NodeFacts) -> Tuple[NodeDrift, ...]:
+    recorded, current = _tables(stored), _tables(expected)
+    holders = set(node.kernel_image.numa_nodes)
+    return tuple(
+        NodeDrift(node_id, recorded.get(node_id), current.get(node_id), node_id in holders)
+        for node_id in sorted(set(recorded) | set(current))
+    )
+
+
+def _layout_causes(report: checkpoint.CheckpointReport) -> List[Cause]:
+    if not report.verified:
+        errors = sorted({result.error for result in report.eras.values() if result.error})
+        return [Cause("corrupt", "no kubelet era loads the checkpoint: " + "; ".join(errors))]
+    layout, reason = report.write_layout()
+    return [] if layout else [Cause("unsupported_layout", reason)]
+
+
+def _policy_causes(content: checkpoint.CheckpointFields, settings: KubeletSettings) -> List[Cause]:
+    if content.policy_name == settings.policy:
+        return []
+    return [
+        Cause(
+            "policy_mismatch",
+            '[memorymanager] configured policy "%s" differs from state checkpoint policy "%s"'
+            % (settings.policy, content.policy_name),
+        )
+    ]
+
+
+def _node_reading_causes(node: NodeFacts) -> List[Cause]:
+    """Spec 6.1/6.2 [R]: a node whose memory cannot be read is refused, never computed from 0."""
+    if not node.numa_nodes:
+        detail = "; ".join(node.problems) or "no node<N> directory"
+        return [Cause("topology_changed", "no NUMA node is readable under %s: %s" % (node.root, detail))]
+    causes = []
+    for numa in node.numa_nodes:
+        if numa.mem_total_bytes is None:
+            causes += [Cause("topology_changed", "node %d: %s" % (numa.id, p)) for p in numa.problems] or [
+                Cause("topology_changed", "node %d: MemTotal unknown" % numa.id)
+            ]
+        elif any(pool.total_bytes is None for pool in numa.hugepages):
+            causes += [Cause("hugepages_changed", "node %d: %s" % (numa.id, p)) for p in numa.problems]
+    return causes
+
+
+def _configuration_causes(node: NodeFacts, settings: KubeletSettings, machine: Mapping[int, NodeMemory]) -> List[Cause]:
+    capacity = node.machine_mem_total_bytes or sum(m.mem_total_bytes for m in machine.values())
+    causes = [
+        Cause("reserved_changed", "kubelet configuration: " + error)
+        for error in node_allocatable_errors(settings, node.node_ids(), capacity)
+    ]
+    causes += [Cause("reserved_changed", "reserved memory exceeds capacity: " + p) for p in wrapped_tables(machine, settings.reserved_memory)]
+    return causes
+
+
+def _difference_cause(diff: StateDifference, memory_drifted: bool) -> Optional[Cause]:
+    where = "node %s %s" % (diff.node, diff.resource or "")
+    detail = "%s: %s recorded %s, now %s (%s)" % (where.strip(), diff.kind, diff.stored, diff.expected, diff.log)
+    if diff.kind in ("node_set", "resources"):
+        return Cause("topology_changed", detail)
+    if diff.kind == "system_reserved":
+        return Cause("reserved_changed", detail)
+    if diff.resource != MEMORY and diff.kind in ("total", "allocatable"):
+        return Cause("hugepages_changed", detail)
+    if diff.resource == MEMORY and diff.kind in ("total", "allocatable"):
+        return None  # judged against the bound
+    if diff.resource == MEMORY and diff.kind in ("free", "reserved") and memory_drifted:
+        return None  # recomputed from the blocks by the repair (spec 8.1: not compared)
+    return Cause("assignments_do_not_fit", detail + ": the recorded assignments do not match the blocks")
+
+
+def _bound_causes(nodes: Tuple[NodeDrift, ...], bound: Optional[int], source: str) -> List[Cause]:
+    causes = []
+    for drift in nodes:
+        for index, name in ((0, "total"), (1, "allocatable")):
+            delta = drift.delta(MEMORY, index)
+            if not delta:
+                continue
+            text = "node %d memory %s moved by %s (%+d bytes)" % (drift.node, name, describe_bytes(delta), delta)
+            if bound is None:
+                causes.append(Cause("bound_unknown", text + "; no bound: " + source))
+            elif abs(delta) > bound:
+                causes.append(Cause("drift_exceeds_bound", text + ", more than the bound of %d bytes (%s)" % (bound, source)))
+            else:
+                causes.append(Cause(REPAIRABLE, text + ", within the bound of %d bytes (%s)" % (bound, source)))
+    return causes
+
+
+def _state_causes(
+    content: checkpoint.CheckpointFields, node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
+) -> Tuple[List[Cause], checkpoint.NodeMap, Tuple[NodeDrift, ...]]:
+    machine = _machine(node)
+    causes = _node_reading_causes(node) + _configuration_causes(node, settings, machine)
+    expected, issues = expected_machine_state(machine, settings.reserved_memory, content.entries)
+    stored = content.machine_state or {}
+    nodes = _node_drifts(stored, expected, node)
+    if not stored and not content.entries:
+        return causes + [Cause("in_sync", "the machine state is empty: kubelet re-initialises it (spec 5.2 step 2)")], expected, nodes
+    if not stored:
+        return causes + [Cause("assignments_do_not_fit", "[memorymanager] machine state can not be empty when it has memory assignments")], expected, nodes
+    differences = compare_states(stored, expected, strict=True)
+    memory_drifted = any(d.resource == MEMORY and d.kind in ("total", "allocatable") for d in differences)
+    causes += [cause for cause in (_difference_cause(d, memory_drifted) for d in differences) if cause]
+    causes += [Cause("assignments_do_not_fit", issue.message) for issue in issues]
+    causes += [Cause("assignments_do_not_fit", problem) for problem in group_problems(content.entries)]
+    causes += _bound_causes(nodes, bound, source)
+    if not differences and not any(i.kind != "does_not_fit" for i in issues):
+        causes.append(Cause("in_sync", "the recorded machine state equals the recomputed one"))
+    return causes, expected, nodes
+
+
+def _plan(report: checkpoint.CheckpointReport, expected: checkpoint.NodeMap) -> RepairPlan:
+    content = report.content
+    layout, _reason = report.write_layout()
+    fields = checkpoint.CheckpointFields(policy_name=content.policy_name, machine_state=expected, entries=content.entries)
+    return RepairPlan(layout, fields, checkpoint.marshal_for_layout(fields, layout))
+
+
+def assess(
+    raw: Optional[bytes], node: NodeFacts, settings: KubeletSettings, bound_option: str = "auto"
+) -> Assessment:
+    """Decide, for one node, what kubelet would do and what a repair may do."""
+    bound, source = resolve_bound(bound_option, node)
+    if raw is None:
+        return Assessment("no_checkpoint", (Cause("no_checkpoint", checkpoint.CHECKPOINT_FILE_NAME + " does not exist"),), bound, source, (), None, None)
+    report = checkpoint.inspect_checkpoint(raw)
+    causes = _layout_causes(report)
+    if not report.verified:
+        return Assessment("corrupt", tuple(causes), bound, source, (), report, None)
+    content = report.content
+    causes += _policy_causes(content, settings)
+    causes += [Cause("reserved_changed", "reading the kubelet configuration: " + p) for p in settings.problems]
+    nodes: Tuple[NodeDrift, ...] = ()
+    expected: checkpoint.NodeMap = {}
+    if settings.policy in VALIDATED_POLICIES and content.policy_name == settings.policy:
+        state_causes, expected, nodes = _state_causes(content, node, settings, bound, source)
+        causes += state_causes
+    elif not causes:
+        causes.append(Cause("in_sync", 'policy "%s" does not validate the machine state' % settings.policy))
+    verdict = _first_verdict(causes)
+    plan = _plan(report, expected) if verdict == REPAIRABLE else None
+    return Assessment(verdict, tuple(causes), bound, source, nodes, report, plan)
+
+
+def verify_written(content: bytes, plan: RepairPlan) -> List[str]:
+    """Re-read check of a written file: every era loads it, and it holds exactly the plan."""
+    report = checkpoint.inspect_checkpoint(content)
+    problems = ["kubelet %s would reject it: %s" % (era, report.eras[era].error) for era in checkpoint.ERAS if not report.eras[era].accepted]
+    written = report.content
+    if written is None or (written.policy_name, written.machine_state, written.entries) != (
+        plan.fields.policy_name, plan.fields.machine_state, plan.fields.entries
+    ):
+        problems.append("the file does not hold the planned state")
+    if content != plan.content:
+        problems.append("the file's bytes differ from the planned bytes")
+    return problems
+
+
+def checkpoint_path(root: str, kubelet_root_dir: str) -> str:
+    return os.path.join(root, kubelet_root_dir.lstrip("/"), checkpoint.CHECKPOINT_FILE_NAME)
+
+
+def read_checkpoint(path: str) -> Optional[bytes]:
+    """The file's bytes, or None when it does not exist; reads at most the size limit + 1."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(checkpoint.MAX_CHECKPOINT_BYTES + 1)
+    except FileNotFoundError:
+        return None
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """One node's assessment with what it was computed from (``raw`` = the file's bytes)."""
+
+    assessment: Assessment
+    settings: KubeletSettings
+    node: NodeFacts
+    path: str
+    raw: Optional[bytes]
+
+
+def probe(
+    root: str = "/",
+    kubelet_root_dir: Optional[str] = None,
+    kubelet_config: Optional[str] = None,
+    drift_bound: str = "auto",
+    policy: Optional[str] = None,
+    reserved_memory: Optional[object] = None,
+    kubelet_flags: Optional[object] = None,
+) -> ProbeResult:
+    """Read one node through ``root`` and assess it."""
+    settings = load_kubelet_settings(
+        root=root,
+        kubelet_root_dir=kubelet_root_dir,
+        config_path=kubelet_config,
+        flags=kubelet_flags,
+        policy=policy,
+        reserved_memory=reserved_memory,
+    )
+    node = read_node_facts(root)
+    path = checkpoint_path(root, settings.root_dir)
+    raw = read_checkpoint(path)
+    return ProbeResult(assess(raw, node, settings, drift_bound), settings, node, path, raw)
+
+
+__all__ += ["ProbeResult", "checkpoint_path", "read_checkpoint", "QuantityError"]

@@ -1,0 +1,149 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The JSON view of an assessment (the modules' ``numa_drift`` return value) and its summary.
+
+Pure functions from engine objects to plain dicts, lists and strings; the keys are a
+stable contract for playbooks, reports and the role (see the modules' RETURN docs).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import ERAS, CheckpointReport
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import Assessment, NodeDrift, ProbeResult
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import MEMORY, count_blocks
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import NodeFacts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import describe_bytes
+
+__all__ = ["assessment_facts", "summary_line", "numbers_text"]
+
+
+def _pair(numbers: Optional[Dict[str, Any]], resource: str, index: int) -> Optional[int]:
+    return numbers[resource][index] if numbers and resource in numbers else None
+
+
+def _resource_view(drift: NodeDrift, resource: str) -> Dict[str, Optional[int]]:
+    return {
+        "recorded_total": _pair(drift.recorded, resource, 0),
+        "current_total": _pair(drift.current, resource, 0),
+        "delta_total": drift.delta(resource, 0),
+        "recorded_allocatable": _pair(drift.recorded, resource, 1),
+        "current_allocatable": _pair(drift.current, resource, 1),
+        "delta_allocatable": drift.delta(resource, 1),
+    }
+
+
+def _node_view(drift: NodeDrift, bound: Optional[int]) -> Dict[str, Any]:
+    resources = sorted(set(drift.recorded or {}) | set(drift.current or {}))
+    memory = _resource_view(drift, MEMORY)
+    deltas = [abs(d) for d in (memory["delta_total"], memory["delta_allocatable"]) if d is not None]
+    return {
+        "node": drift.node,
+        "memory": memory,
+        "hugepages": {res: _resource_view(drift, res) for res in resources if res != MEMORY},
+        "holds_kernel_image": drift.holds_kernel_image,
+        "within_bound": None if bound is None or not deltas else max(deltas) <= bound,
+    }
+
+
+def _checkpoint_view(report: Optional[CheckpointReport], path: str) -> Dict[str, Any]:
+    view: Dict[str, Any] = {"path": path, "exists": report is not None}
+    if report is None:
+        return view
+    content = report.content
+    pods, containers, blocks = count_blocks(content.entries if content else None)
+    view.update(
+        {
+            "size": report.size,
+            "layout": report.layout,
+            "format": report.format_label,
+            "checksum_ok": report.verified,
+            "accepted_by": list(report.accepted_by),
+            "eras": {era: {"accepted": r.accepted, "via": r.via, "error": r.error} for era, r in report.eras.items()},
+            "write_layout": report.write_layout()[0],
+            "policy": content.policy_name if content else None,
+            "pods": pods,
+            "containers": containers,
+            "blocks": blocks,
+            "irregularities": list(report.irregularities),
+        }
+    )
+    return view
+
+
+def _kernel_view(node: NodeFacts) -> Dict[str, Any]:
+    image = node.kernel_image
+    return {
+        "start": image.start,
+        "end": image.end,
+        "size": image.span_bytes,
+        "numa_nodes": list(image.numa_nodes),
+        "unknown_reason": image.unknown_reason,
+        "location_reason": image.location_reason,
+    }
+
+
+def summary_line(assessment: Assessment, node_label: str = "") -> str:
+    """One line a person can read: verdict, the largest moves, the bound, what is kept."""
+    moves = [
+        "node%d %s%s" % (drift.node, "+" if drift.delta(MEMORY) > 0 else "", describe_bytes(drift.delta(MEMORY)))
+        for drift in assessment.nodes
+        if drift.delta(MEMORY)
+    ]
+    parts = [assessment.verdict]
+    if moves:
+        parts.append("memory " + ", ".join(moves))
+    if assessment.bound_bytes is not None:
+        parts.append("bound %s (%s)" % (describe_bytes(assessment.bound_bytes), assessment.bound_source))
+    else:
+        parts.append("bound %s" % assessment.bound_source)
+    report = assessment.report
+    if report is not None and report.content is not None:
+        pods, containers, blocks = count_blocks(report.content.entries)
+        parts.append("%d pods/%d containers/%d blocks recorded, %s layout" % (pods, containers, blocks, report.layout))
+    if assessment.verdict not in ("in_sync", "no_checkpoint", "drift_within_bound"):
+        first = assessment.causes_for(assessment.verdict)
+        if first:
+            parts.append(first[0])
+    return (node_label + ": " if node_label else "") + "; ".join(parts)
+
+
+def assessment_facts(result: ProbeResult) -> Dict[str, Any]:
+    """The ``numa_drift`` dict both modules return."""
+    assessment, settings, node = result.assessment, result.settings, result.node
+    return {
+        "verdict": assessment.verdict,
+        "repairable": assessment.repairable,
+        "causes": [{"verdict": cause.verdict, "message": cause.message} for cause in assessment.causes],
+        "advice": assessment.advice,
+        "bound_bytes": assessment.bound_bytes,
+        "bound_source": assessment.bound_source,
+        "nodes": [_node_view(drift, assessment.bound_bytes) for drift in assessment.nodes],
+        "checkpoint": _checkpoint_view(assessment.report, result.path),
+        "kernel_image": _kernel_view(node),
+        "kubelet": {
+            "policy": settings.policy,
+            "root_dir": settings.root_dir,
+            "config_path": settings.config_path,
+            "reserved_memory": {str(k): dict(v) for k, v in sorted(settings.reserved_memory.items())},
+            "problems": list(settings.problems),
+        },
+        "node_problems": list(node.problems),
+        "eras": list(ERAS),
+        "summary": summary_line(assessment),
+    }
+
+
+def numbers_text(nodes: List[Dict[str, Any]], side: str) -> str:
+    """Per-node numbers, one ``node<N>.<resource>.<field> = <bytes>`` line each, for diff mode."""
+    lines = []
+    for view in nodes:
+        resources = [(MEMORY, view["memory"])] + sorted(view["hugepages"].items())
+        for resource, numbers in resources:
+            for name in ("total", "allocatable"):
+                value = numbers["%s_%s" % (side, name)]
+                if value is not None:
+                    lines.append("node%d.%s.%s = %d (%s)" % (view["node"], resource, name, value, describe_bytes(value)))
+    return "\n".join(lines) + "\n"

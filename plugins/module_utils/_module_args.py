@@ -1,0 +1,23 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The argument spec shared by the modules (mirrors doc fragment ``nodeops.numa_drift.node_options``)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+NODE_OPTIONS_SPEC: Dict[str, Dict[str, Any]] = {
+    "root": {"type": "path", "default": "/"},
+    "kubelet_root_dir": {"type": "path"},
+    "kubelet_config": {"type": "path"},
+    "kubelet_flags": {"type": "raw"},
+    "drift_bound": {"type": "str", "default": "auto"},
+    "policy": {"type": "str"},
+    "reserved_memory": {"type": "raw"},
+}
+
+
+def probe_arguments(params: Dict[str, Any]) -> Dict[str, Any]:
+    """The keyword arguments of ``_drift.probe`` taken from module parameters."""
+    return {name: params[name] for name in NODE_OPTIONS_SPEC}

@@ -1,0 +1,126 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: numa_drift_facts
+short_description: Probe a node for kubelet memory manager NUMA drift
+version_added: 0.1.0
+description:
+  - Compares the per-NUMA memory recorded in kubelet's memory manager checkpoint (C(memory_manager_state))
+    with what this boot's C(/sys/devices/system/node) reports, exactly as kubelet's C(Static) policy does at start.
+  - Derives the drift bound of KEP-6232 from the kernel image in C(/proc/iomem) and gives a verdict from a fixed
+    vocabulary (C(in_sync), C(no_checkpoint), C(drift_within_bound), C(drift_exceeds_bound), C(bound_unknown),
+    C(hugepages_changed), C(reserved_changed), C(topology_changed), C(assignments_do_not_fit), C(policy_mismatch),
+    C(corrupt), C(unsupported_layout)), with every cause found.
+  - Reads only; never changes anything.
+author:
+  - nodeops.numa_drift contributors
+extends_documentation_fragment:
+  - nodeops.numa_drift.node_options
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads.
+  diff_mode:
+    support: none
+options: {}
+seealso:
+  - module: nodeops.numa_drift.kubelet_mm_checkpoint
+"""
+
+EXAMPLES = r"""
+- name: Probe the node
+  nodeops.numa_drift.numa_drift_facts:
+  register: probe
+
+- name: Say what kubelet would do
+  ansible.builtin.debug:
+    msg: "{{ probe.numa_drift.summary }}"
+
+- name: Probe a node whose root is mounted at /host, with an explicit bound
+  nodeops.numa_drift.numa_drift_facts:
+    root: /host
+    drift_bound: 128Mi
+    reserved_memory:
+      0: {memory: 1Gi}
+      1: {memory: 1Gi}
+"""
+
+RETURN = r"""
+numa_drift:
+  description: What the probe found.
+  returned: always
+  type: dict
+  contains:
+    verdict:
+      description: The first verdict in the collection's precedence order among all causes found.
+      type: str
+      sample: drift_within_bound
+    repairable:
+      description: Whether M(nodeops.numa_drift.kubelet_mm_checkpoint) would repair the checkpoint.
+      type: bool
+    causes:
+      description: Every cause found, each with its verdict and a message (kubelet's own text where it has one).
+      type: list
+      elements: dict
+    advice:
+      description: What the operator can do about the verdict.
+      type: str
+    bound_bytes:
+      description: The drift bound in bytes, whenever it can be derived, whatever the verdict.
+      type: int
+      sample: 121634816
+    bound_source:
+      description: Where the bound comes from (C(auto) with the kernel image span, C(off), C(fixed)).
+      type: str
+    nodes:
+      description: Per NUMA node, recorded and current totals and allocatable of C(memory) and every hugepage size, and their deltas.
+      type: list
+      elements: dict
+    checkpoint:
+      description: >-
+        The checkpoint's path, whether it exists, its size, layout, checksum status, the kubelet eras that accept it,
+        the layout a repair would write, its policy, and its pod, container and block counts.
+      type: dict
+    kernel_image:
+      description: The kernel image span from C(/proc/iomem) (start, end, size) and the NUMA nodes holding it.
+      type: dict
+    kubelet:
+      description: The kubelet settings used (policy, root dir, config path, reserved memory per node) and problems reading them.
+      type: dict
+    node_problems:
+      description: Problems reading the node's sysfs and procfs.
+      type: list
+      elements: str
+    eras:
+      description: The kubelet eras the checkpoint is checked against, oldest first.
+      type: list
+      elements: str
+    summary:
+      description: One line a person can read.
+      type: str
+      sample: "drift_within_bound; memory node0 -41.7 MiB, node1 +41.7 MiB; bound 116 MiB (auto: kernel image span 52 MiB + 64 MiB)"
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import QuantityError, probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._module_args import NODE_OPTIONS_SPEC, probe_arguments
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(NODE_OPTIONS_SPEC), supports_check_mode=True)
+    try:
+        result = probe(**probe_arguments(module.params))
+    except QuantityError as error:
+        module.fail_json(msg="drift_bound: %s" % error)
+    module.exit_json(changed=False, numa_drift=assessment_facts(result))
+
+
+if __name__ == "__main__":
+    main()

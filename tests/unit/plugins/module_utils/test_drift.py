@@ -1,0 +1,336 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The verdicts, the bound and the repair plan, on fake nodes after a reboot (design.md, spec 8)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift as drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
+    PR_140473_IOMEM,
+    build_node_tree,
+    iomem_text,
+)
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+    GIB,
+    HUGEPAGE_1G_KB,
+    HUGEPAGE_2M_KB,
+    KIB,
+    MIB,
+    Boot,
+    guaranteed_pods,
+    kubelet_config,
+    recorded_checkpoint,
+    two_node_boot,
+    uniform_reserved,
+    write_kubelet_node,
+)
+
+KERNEL_START = 0x1000000
+
+
+def image_iomem(span, ram_end=512 * GIB):
+    """An iomem whose kernel image (code .. bss) spans ``span`` bytes."""
+    code, data = span // 2, span // 8
+    sections = (("Kernel code", code), ("Kernel rodata", span // 4), ("Kernel data", data),
+                ("Kernel bss", span - code - span // 4 - data))
+    return iomem_text(kernel_start=KERNEL_START, sections=sections, ram_end=ram_end)
+
+
+def probe(tmp_path, recorded, current=None, bound="auto", **options):
+    root = write_kubelet_node(str(tmp_path / "node"), recorded, current, **options)
+    return drift.probe(root=root, drift_bound=bound)
+
+
+def assert_plan_is_what_kubelet_writes(result, current, pods, layout="legacy", reserved=None):
+    """The repaired file: kubelet's own output for this boot, and in sync on re-probe."""
+    plan = result.assessment.plan
+    reserved = uniform_reserved(sorted(current.mem_total_kb)) if reserved is None else reserved
+    assert plan.content == recorded_checkpoint(current, reserved, pods, layout)
+    assert drift.verify_written(plan.content, plan) == []
+    again = drift.assess(plan.content, result.node, result.settings, "auto")
+    assert again.verdict == "in_sync", again.causes
+
+
+# --- KASLR moves and boot-memory losses: repairable ---------------------------------------
+
+
+@pytest.mark.parametrize("move_mib", [40, 44.19921875, 64, 100, 130])
+def test_kaslr_move_between_two_nodes_is_within_the_auto_bound(tmp_path, move_mib):
+    move_kb = int(move_mib * 1024) // 4 * 4
+    before = two_node_boot()
+    after = before.moved(node0=-move_kb, node1=move_kb)
+    pods = guaranteed_pods(4, (0,), 2 * GIB)
+    result = probe(tmp_path, before, after, pods=pods, iomem=image_iomem(move_kb * KIB))
+    assert result.assessment.verdict == "drift_within_bound"
+    assert result.assessment.bound_bytes == move_kb * KIB + 64 * MIB
+    assert sum(d.delta("memory") for d in result.assessment.nodes) == 0
+    assert_plan_is_what_kubelet_writes(result, after, pods)
+
+
+@pytest.mark.parametrize("loss_kib", [4, 12, 44, 1024])
+def test_kib_scale_loss_on_a_single_node(tmp_path, loss_kib):
+    before = Boot({0: 65839165440 // KIB})
+    after = before.moved(node0=-loss_kib)
+    pods = guaranteed_pods(2, (0,), 8 * GIB)
+    result = probe(tmp_path, before, after, pods=pods)
+    assert result.assessment.verdict == "drift_within_bound"
+    assert [d.delta("memory") for d in result.assessment.nodes] == [-loss_kib * KIB]
+    assert_plan_is_what_kubelet_writes(result, after, pods)
+
+
+@pytest.mark.parametrize("count", [1, 2, 4, 8])
+def test_one_two_four_and_eight_numa_nodes(tmp_path, count):
+    before = Boot({n: 16 * GIB // KIB for n in range(count)})
+    moves = {"node%d" % n: (-45260 if n == 0 else 45260 if n == count - 1 else 0) for n in range(count)} if count > 1 else {"node0": -8}
+    after = before.moved(**moves)
+    pods = {"pod-%d" % n: {"c": [([n], "memory", GIB)]} for n in range(count)}
+    result = probe(tmp_path, before, after, pods=pods)
+    assert result.assessment.verdict == "drift_within_bound"
+    assert len(result.assessment.nodes) == count
+    assert_plan_is_what_kubelet_writes(result, after, pods)
+
+
+def test_hugepages_of_both_sizes_with_memory_drift(tmp_path):
+    pools = {HUGEPAGE_2M_KB: 512, HUGEPAGE_1G_KB: 4}
+    before = Boot({0: 32 * GIB // KIB, 1: 32 * GIB // KIB}, {0: dict(pools), 1: dict(pools)})
+    after = before.moved(node0=45260, node1=-45260)
+    pods = {"p": {"c": [([0, 1], "memory", 20 * GIB), ([0, 1], "hugepages-1Gi", 6 * GIB), ([0, 1], "hugepages-2Mi", 512 * MIB)]}}
+    result = probe(tmp_path, before, after, pods=pods)
+    assert result.assessment.verdict == "drift_within_bound"
+    assert_plan_is_what_kubelet_writes(result, after, pods)
+    node0 = result.assessment.plan.fields.machine_state[0]
+    assert node0.number_of_assignments == 3 and node0.cells == [0, 1]
+
+
+def test_cross_numa_group_keeps_every_assignment_and_v3_layout(tmp_path):
+    before = Boot({0: 8 * GIB // KIB, 1: 8 * GIB // KIB, 2: 8 * GIB // KIB, 3: 8 * GIB // KIB})
+    after = before.moved(node1=-45260, node2=45260)
+    pods = {"a": {"x": [([0, 1], "memory", 10 * GIB)]}, "b": {"y": [([2, 3], "memory", 3 * GIB)], "z": [([2, 3], "memory", GIB)]}}
+    result = probe(tmp_path, before, after, pods=pods, layout="v3")
+    assert result.assessment.verdict == "drift_within_bound"
+    assert result.assessment.plan.layout == "v3"
+    assert result.assessment.plan.fields.entries == result.assessment.report.content.entries
+    assert_plan_is_what_kubelet_writes(result, after, pods, layout="v3")
+
+
+def test_nearly_full_node_fits_by_zero_bytes(tmp_path):
+    before = Boot({0: 16 * GIB // KIB})
+    after = before.moved(node0=-45260)
+    allocatable_after = after.mem_total_kb[0] * KIB - GIB
+    pods = {"full": {"c": [([0], "memory", allocatable_after)]}}
+    result = probe(tmp_path, before, after, pods=pods)
+    assert result.assessment.verdict == "drift_within_bound"
+    assert result.assessment.plan.fields.machine_state[0].memory_map["memory"].free == 0
+
+
+def test_nearly_full_node_short_by_one_page_does_not_fit(tmp_path):
+    before = Boot({0: 16 * GIB // KIB})
+    after = before.moved(node0=-45260)
+    pods = {"full": {"c": [([0], "memory", after.mem_total_kb[0] * KIB - GIB + 4096)]}}
+    result = probe(tmp_path, before, after, pods=pods)
+    assert result.assessment.verdict == "assignments_do_not_fit"
+    assert "[memorymanager] (pod: full, container: c) the memory assignment does not fit the machine state" in \
+        result.assessment.causes_for("assignments_do_not_fit")
+    assert result.assessment.plan is None
+
+
+def test_drift_equal_to_the_bound_is_within_and_one_page_more_is_not(tmp_path):
+    before = two_node_boot()
+    for move, verdict in ((100 * MIB, "drift_within_bound"), (100 * MIB + 4096, "drift_exceeds_bound")):
+        after = before.moved(node0=-move // KIB, node1=move // KIB)
+        result = probe(tmp_path / str(move), before, after, bound="100Mi")
+        assert result.assessment.verdict == verdict
+        assert result.assessment.bound_bytes == 100 * MIB
+
+
+def test_auto_bound_of_the_pr_fixture_is_116_mib(tmp_path):
+    result = probe(tmp_path, two_node_boot(), iomem=PR_140473_IOMEM)
+    assert result.assessment.bound_bytes == 121634816
+    assert result.assessment.bound_source == "auto: kernel image span 52 MiB + 64 MiB"
+
+
+# --- Not repairable --------------------------------------------------------------------
+
+
+def test_real_capacity_loss_exceeds_the_bound(tmp_path):
+    before = two_node_boot()
+    result = probe(tmp_path, before, before.moved(node0=-GIB // KIB))
+    assert result.assessment.verdict == "drift_exceeds_bound"
+    assert not result.assessment.repairable
+
+
+def test_off_bound_refuses_any_drift(tmp_path):
+    before = two_node_boot()
+    result = probe(tmp_path, before, before.moved(node0=-4), bound="off")
+    assert (result.assessment.verdict, result.assessment.bound_bytes) == ("drift_exceeds_bound", 0)
+
+
+def test_zeroed_iomem_gives_bound_unknown_but_a_fixed_bound_still_works(tmp_path):
+    before = two_node_boot()
+    after = before.moved(node0=-45260, node1=45260)
+    result = probe(tmp_path / "a", before, after, iomem=iomem_text(zeroed=True))
+    assert result.assessment.verdict == "bound_unknown"
+    assert result.assessment.bound_bytes is None
+    assert "zero" in result.assessment.bound_source
+    assert probe(tmp_path / "b", before, after, bound="128Mi", iomem=iomem_text(zeroed=True)).assessment.verdict == "drift_within_bound"
+
+
+def test_zeroed_iomem_without_drift_is_in_sync(tmp_path):
+    assert probe(tmp_path, two_node_boot(), iomem=iomem_text(zeroed=True)).assessment.verdict == "in_sync"
+
+
+def test_hugepages_changed(tmp_path):
+    before = two_node_boot(hugepages_1g=4)
+    after = two_node_boot(hugepages_1g=2)
+    result = probe(tmp_path, before, after)
+    assert result.assessment.verdict == "hugepages_changed"
+    # The 1Gi pages also make MemTotal's allocatable move: every cause is listed, not only the first.
+    assert {cause.verdict for cause in result.assessment.causes} >= {"hugepages_changed"}
+
+
+def test_topology_changed_when_a_node_disappears(tmp_path):
+    before = two_node_boot()
+    result = probe(tmp_path, before, Boot({0: before.mem_total_kb[0]}), reserved=uniform_reserved([0, 1]))
+    assert result.assessment.verdict == "topology_changed"
+
+
+def test_topology_changed_when_a_hugepage_size_appears(tmp_path):
+    before = Boot({0: 8 * GIB // KIB}, {0: {HUGEPAGE_2M_KB: 0}})
+    after = Boot({0: 8 * GIB // KIB}, {0: {HUGEPAGE_2M_KB: 0, HUGEPAGE_1G_KB: 0}})
+    assert probe(tmp_path, before, after).assessment.verdict == "topology_changed"
+
+
+def test_reserved_changed(tmp_path):
+    before = two_node_boot()
+    root = write_kubelet_node(str(tmp_path / "n"), before, reserved=uniform_reserved([0, 1]),
+                              config=kubelet_config(uniform_reserved([0, 1], 2 * GIB)))
+    result = drift.probe(root=root)
+    assert result.assessment.verdict == "reserved_changed"
+    assert any("system_reserved" in message for message in result.assessment.causes_for("reserved_changed"))
+
+
+def test_node_allocatable_mismatch_is_reported_with_kubelets_text(tmp_path):
+    config = kubelet_config(uniform_reserved([0, 1]))
+    config["systemReserved"] = {"memory": "1Gi"}
+    result = probe(tmp_path, two_node_boot(), config=config)
+    assert result.assessment.verdict == "reserved_changed"
+    assert any("determined by Node Allocatable feature" in m for m in result.assessment.causes_for("reserved_changed"))
+
+
+def test_policy_mismatch_with_kubelets_text(tmp_path):
+    before = two_node_boot()
+    raw = recorded_checkpoint(before, uniform_reserved([0, 1]), {}, policy="static")
+    result = probe(tmp_path, before, checkpoint_bytes=raw)
+    assert result.assessment.verdict == "policy_mismatch"
+    assert result.assessment.causes_for("policy_mismatch") == [
+        '[memorymanager] configured policy "Static" differs from state checkpoint policy "static"'
+    ]
+
+
+def test_policy_none_with_none_checkpoint_is_in_sync(tmp_path):
+    before = two_node_boot()
+    raw = recorded_checkpoint(before, {}, {}, policy="None")
+    config = {"memoryManagerPolicy": "None"}
+    result = probe(tmp_path, before, before.moved(node0=-4 * 1024 * 1024), checkpoint_bytes=raw, config=config)
+    assert result.assessment.verdict == "in_sync"
+
+
+def test_missing_kubelet_config_defaults_to_policy_none(tmp_path):
+    before = two_node_boot()
+    result = probe(tmp_path, before, config="")
+    assert result.assessment.verdict == "policy_mismatch"
+    assert result.settings.policy == "None"
+
+
+@pytest.mark.parametrize("content", [b"{", b"", b"garbage", b"\x00" * 64, b'{"policyName":"Static","checksum":1}'])
+def test_corrupt_and_its_bound_is_still_derived(tmp_path, content):
+    result = probe(tmp_path, two_node_boot(), checkpoint_bytes=content or b" ")
+    assert result.assessment.verdict == "corrupt"
+    assert result.assessment.bound_bytes == 32 * MIB + 64 * MIB
+
+
+def test_unsupported_layout_zero_checksum(tmp_path):
+    before = two_node_boot()
+    text = recorded_checkpoint(before, uniform_reserved([0, 1]), {}).decode()
+    raw = (text[: text.rindex('"checksum":')] + '"checksum":0}').encode()
+    result = probe(tmp_path, before, before.moved(node0=-4), checkpoint_bytes=raw)
+    assert result.assessment.verdict == "unsupported_layout"
+    assert "checksum is 0" in result.assessment.causes_for("unsupported_layout")[0]
+    # Every cause is listed, the benign drift too.
+    assert "drift_within_bound" in {c.verdict for c in result.assessment.causes}
+
+
+def test_no_checkpoint(tmp_path):
+    result = probe(tmp_path, two_node_boot(), checkpoint_bytes=b"")
+    assert result.assessment.verdict == "no_checkpoint"
+    assert result.assessment.bound_bytes is not None
+
+
+def test_empty_machine_state_without_entries_is_in_sync(tmp_path):
+    result = probe(tmp_path, two_node_boot(), checkpoint_bytes=b'{"policyName":"Static","machineState":{},"checksum":3940083781}')
+    assert result.assessment.verdict == "in_sync"
+
+
+def test_empty_machine_state_with_entries_cannot_be_restored(tmp_path):
+    fields = checkpoint.CheckpointFields(policy_name="Static", machine_state={}, entries={"p": {"c": [checkpoint.Block([0], "memory", 1)]}})
+    result = probe(tmp_path, two_node_boot(), checkpoint_bytes=checkpoint.marshal_legacy(fields))
+    assert result.assessment.verdict == "assignments_do_not_fit"
+
+
+def test_block_on_a_missing_resource(tmp_path):
+    before = Boot({0: 8 * GIB // KIB}, {0: {HUGEPAGE_2M_KB: 0}})
+    pods = {"p": {"c": [([0], "hugepages-1Gi", GIB)]}}
+    raw = recorded_checkpoint(Boot({0: 8 * GIB // KIB}, {0: {HUGEPAGE_2M_KB: 0, HUGEPAGE_1G_KB: 2}}), uniform_reserved([0]), pods)
+    result = probe(tmp_path, before, checkpoint_bytes=raw)
+    assert result.assessment.verdict == "topology_changed"
+    assert any("memory resource that does not exist" in m for m in result.assessment.causes_for("assignments_do_not_fit"))
+
+
+def test_precedence_picks_the_first_cause_and_lists_all(tmp_path):
+    before = two_node_boot(hugepages_1g=2)
+    after = two_node_boot(hugepages_1g=1).moved(node0=-GIB // KIB)
+    result = probe(tmp_path, before, after, iomem=iomem_text(zeroed=True))
+    verdicts = {cause.verdict for cause in result.assessment.causes}
+    assert result.assessment.verdict == "hugepages_changed"
+    assert "bound_unknown" in verdicts
+
+
+@pytest.mark.parametrize(
+    "tree_options, verdict",
+    [
+        ({"node_sysfs_dir": False}, "topology_changed"),
+        ({"extra_files": {"sys/devices/system/node/node0/meminfo": "Node 0 MemTotal: 12ab kB\n"}}, "topology_changed"),
+        ({"extra_files": {"proc/iomem": "ffffffffffffffffff-fffffffffffffffff : Kernel code\n"}}, "in_sync"),
+    ],
+)
+def test_hostile_node_trees_give_a_verdict_not_a_traceback(tmp_path, tree_options, verdict):
+    result = probe(tmp_path, two_node_boot(), **tree_options)
+    assert result.assessment.verdict == verdict
+    assert assessment_facts(result)["summary"].startswith(verdict)
+
+
+def test_bound_option_validation(tmp_path):
+    root = build_node_tree(str(tmp_path))
+    with pytest.raises(QuantityError):
+        drift.probe(root=root, drift_bound="12 parsecs")
+    with pytest.raises(QuantityError):
+        drift.probe(root=root, drift_bound="-1Mi")
+
+
+def test_facts_view(tmp_path):
+    before = two_node_boot()
+    after = before.moved(node0=-45260, node1=45260)
+    facts = assessment_facts(probe(tmp_path, before, after, pods=guaranteed_pods(2, (0, 1))))
+    assert facts["verdict"] == "drift_within_bound" and facts["repairable"] is True
+    assert facts["nodes"][0]["memory"]["delta_total"] == -45260 * KIB
+    assert facts["nodes"][0]["holds_kernel_image"] is True and facts["nodes"][1]["holds_kernel_image"] is False
+    assert facts["nodes"][0]["within_bound"] is True
+    assert facts["checkpoint"]["pods"] == 2 and facts["checkpoint"]["accepted_by"] == list(checkpoint.ERAS)
+    assert facts["kernel_image"]["size"] == 32 * MIB and facts["kernel_image"]["numa_nodes"] == [0]
+    assert facts["summary"].startswith("drift_within_bound; memory node0 -44.2 MiB, node1 +44.2 MiB; bound 96 MiB")
