@@ -229,7 +229,7 @@ def _configuration_causes(node: NodeFacts, settings: KubeletSettings, machine: M
     capacity = node.machine_mem_total_bytes or sum(m.mem_total_bytes for m in machine.values())
     causes = [
         Cause("reserved_changed", "kubelet configuration: " + error)
-        for error in node_allocatable_errors(settings, node.node_ids(), capacity)
+        for error in node_allocatable_errors(settings, node.node_ids(), capacity, node.hugepage_resource_names())
     ]
     causes += [Cause("reserved_changed", "reserved memory exceeds capacity: " + p) for p in wrapped_tables(machine, settings.reserved_memory)]
     return causes
