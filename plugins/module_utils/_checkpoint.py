@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 CHECKPOINT_FILE_NAME = "memory_manager_state"
-MAX_CHECKPOINT_BYTES = 16 * 1024 * 1024  # far above any kubelet's file; keeps a probe's memory bounded
+MAX_CHECKPOINT_BYTES = 4 * 1024 * 1024  # ~80x a 250-pod node's file; keeps a probe's time and memory bounded
 CORRUPTED = "checkpoint is corrupted"
 
 # Era keys, oldest first (spec 0 and 3.5).
@@ -395,31 +395,55 @@ def _reject(error: str) -> EraResult:
     return EraResult(False, None, error)
 
 
-def _read_v1(tree: Any, allow_zero: bool, allow_v1_name: bool) -> EraResult:
-    fields, error = decode_fields(tree, LEGACY_KEYS)
+class ParsedDocument:
+    """A parsed file with each era struct's decode and each checksum variant computed once."""
+
+    def __init__(self, tree: Any) -> None:
+        self.tree = tree
+        self._decoded: Dict[Tuple[str, ...], Tuple[CheckpointFields, Optional[str]]] = {}
+        self._checksums: Dict[str, int] = {}
+
+    def decoded(self, keys: Tuple[str, ...]) -> Tuple[CheckpointFields, Optional[str]]:
+        if keys not in self._decoded:
+            self._decoded[keys] = decode_fields(self.tree, keys)
+        return self._decoded[keys]
+
+    def checksum(self, variant: str) -> int:
+        """legacy, v1-name (over the V1 decode) or v2 (over the V2 decode)."""
+        if variant not in self._checksums:
+            if variant == "v2":
+                self._checksums[variant] = v2_checksum(self.decoded(V2_KEYS)[0])
+            else:
+                compute = legacy_checksum if variant == "legacy" else v1_name_checksum
+                self._checksums[variant] = compute(self.decoded(LEGACY_KEYS)[0])
+        return self._checksums[variant]
+
+
+def _read_v1(doc: ParsedDocument, allow_zero: bool, allow_v1_name: bool) -> EraResult:
+    fields, error = doc.decoded(LEGACY_KEYS)
     if error:
         return _reject(error)
     if allow_zero and fields.checksum == 0:
         return _accept("zero")  # "accept empty checksum for compatibility with old file backend"
-    if allow_v1_name and fields.checksum == v1_name_checksum(fields):
+    if allow_v1_name and fields.checksum == doc.checksum("v1-name"):
         return _accept("v1-name")
-    if fields.checksum == legacy_checksum(fields):
+    if fields.checksum == doc.checksum("legacy"):
         return _accept("legacy")
     return _reject(CORRUPTED)
 
 
-def _read_v2(tree: Any) -> EraResult:
-    fields, error = decode_fields(tree, V2_KEYS)
+def _read_v2(doc: ParsedDocument) -> EraResult:
+    fields, error = doc.decoded(V2_KEYS)
     if error:
         return _reject(error)
-    if fields.checksum == v2_checksum(fields):
+    if fields.checksum == doc.checksum("v2"):
         return _accept("v2")
     return _reject(CORRUPTED)
 
 
-def _read_v3(tree: Any) -> Tuple[EraResult, bool]:
+def _read_v3(doc: ParsedDocument) -> Tuple[EraResult, bool]:
     """1.37 steps 1-5; the flag says whether a failure forbids falling back."""
-    fields, error = decode_fields(tree, V3_KEYS)
+    fields, error = doc.decoded(V3_KEYS)
     if error is None:
         error = _data_error(fields.data)
     if error is None and fields.data_checksum != data_checksum(fields.data):
@@ -438,24 +462,25 @@ def _data_error(data: str) -> Optional[str]:
     return None if error is None else "failed to deserialize memory manager checkpoint data: " + error
 
 
-def read_as_era(tree: Any, era: str) -> EraResult:
+def read_as_era(document: Any, era: str) -> EraResult:
     """Would kubelet of ``era`` load this parsed document? (decode + checksum; not policy)."""
+    doc = document if isinstance(document, ParsedDocument) else ParsedDocument(document)
     if era == ERA_LEGACY:
-        fields, error = decode_fields(tree, LEGACY_KEYS)
+        fields, error = doc.decoded(LEGACY_KEYS)
         if error:
             return _reject(error)
-        return _accept("legacy") if fields.checksum == legacy_checksum(fields) else _reject(CORRUPTED)
+        return _accept("legacy") if fields.checksum == doc.checksum("legacy") else _reject(CORRUPTED)
     if era == ERA_136_GATE_OFF:
-        return _read_v1(tree, allow_zero=True, allow_v1_name=True)
+        return _read_v1(doc, allow_zero=True, allow_v1_name=True)
     if era == ERA_136_GATE_ON:
-        v2 = _read_v2(tree)
-        return v2 if v2.accepted else _read_v1(tree, allow_zero=True, allow_v1_name=False)
+        v2 = _read_v2(doc)
+        return v2 if v2.accepted else _read_v1(doc, allow_zero=True, allow_v1_name=False)
     if era == ERA_137:
-        v3, no_fallback = _read_v3(tree)
+        v3, no_fallback = _read_v3(doc)
         if v3.accepted or no_fallback:
             return v3
-        v2 = _read_v2(tree)
-        return v2 if v2.accepted else _read_v1(tree, allow_zero=True, allow_v1_name=False)
+        v2 = _read_v2(doc)
+        return v2 if v2.accepted else _read_v1(doc, allow_zero=True, allow_v1_name=False)
     raise ValueError("unknown kubelet era %r (known: %s)" % (era, ", ".join(ERAS)))
 
 
@@ -574,12 +599,12 @@ def _irregularities(tree: Any, top_keys: Tuple[str, ...], name: str) -> List[str
     return found
 
 
-def _content(shape: str, tree: Any, eras: Dict[str, EraResult], inline: CheckpointFields) -> CheckpointFields:
+def _content(shape: str, doc: ParsedDocument, eras: Dict[str, EraResult], inline: CheckpointFields) -> CheckpointFields:
     if eras[ERA_137].via == "v3":
         data_fields, _error = decode_fields(parse_document(inline.data.encode("utf-8")), DATA_KEYS)
         return data_fields
     if shape == "v2":
-        return decode_fields(tree, V2_KEYS)[0]
+        return doc.decoded(V2_KEYS)[0]
     return inline
 
 
@@ -593,8 +618,9 @@ def inspect_checkpoint(raw: bytes) -> CheckpointReport:
     except GoJsonError as syntax:
         return _unreadable(len(raw), str(syntax), "not-json")
     shape = _shape(tree)
-    eras = {era: read_as_era(tree, era) for era in ERAS}
-    inline, _error = decode_fields(tree, V3_KEYS if shape == "v3" else V2_KEYS)
+    doc = ParsedDocument(tree)
+    eras = {era: read_as_era(doc, era) for era in ERAS}
+    inline, _error = doc.decoded(V3_KEYS if shape == "v3" else V2_KEYS)
     layout = _layout(shape, tree, eras, inline)
     found = _irregularities(tree, V3_KEYS if shape == "v3" else V2_KEYS, "checkpoint")
     if eras[ERA_137].via == "v3":
@@ -606,7 +632,7 @@ def inspect_checkpoint(raw: bytes) -> CheckpointReport:
         layout=layout,
         format_label=_format_label(shape, layout, inline),
         eras=eras,
-        content=_content(shape, tree, eras, inline),
+        content=_content(shape, doc, eras, inline),
         inline=inline,
         irregularities=tuple(found),
     )
