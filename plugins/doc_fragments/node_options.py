@@ -51,8 +51,8 @@ options:
   reserved_memory:
     description:
       - Kubelet's C(reservedMemory), overriding the config file and flags.
-      - Either a list as in the config file (C([{numaNode: 0, limits: {memory: 1Gi}}])) or a dict
-        from NUMA node to limits (C({0: {memory: 1Gi}, 1: {memory: 2Gi}})).
+      - 'Either a list as in the config file (C([{numaNode: 0, limits: {memory: 1Gi}}])) or a dict
+        from NUMA node to limits (C({0: {memory: 1Gi}, 1: {memory: 2Gi}})).'
     type: raw
 notes:
   - Kubelet refuses to start when the per-NUMA memory recorded in C(memory_manager_state) differs from the

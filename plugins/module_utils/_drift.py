@@ -200,6 +200,8 @@ def _layout_causes(report: checkpoint.CheckpointReport) -> List[Cause]:
 def _policy_causes(content: checkpoint.CheckpointFields, settings: KubeletSettings) -> List[Cause]:
     if content.policy_name == settings.policy:
         return []
+    if settings.field_sources.get("policy") == "default" and settings.problems:
+        return []  # the configuration could not be read: its problems are the cause, not a policy change
     return [
         Cause(
             "policy_mismatch",

@@ -93,7 +93,8 @@ def _process_name(proc_dir: str, pid: str) -> Optional[str]:
             argv0 = handle.read().split(b"\0", 1)[0].decode("utf-8", "replace")
     except OSError:
         return None
-    return os.path.basename(argv0) if argv0 else None
+    # k3s and rke2 retitle themselves ("/usr/local/bin/k3s server"): the program is the first word.
+    return os.path.basename(argv0.split()[0]) if argv0.strip() else None
 
 
 def kubelet_processes(proc_dir: str = "/proc") -> List[str]:

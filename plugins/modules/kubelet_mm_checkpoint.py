@@ -22,13 +22,15 @@ description:
     with the readers of every kubelet era; the original bytes are put back if that verification fails.
   - Refuses to touch the file while a kubelet process runs (checked when I(root=/)), unless I(force=true).
 author:
-  - nodeops.numa_drift contributors
+  - nodeops.numa_drift contributors (@nodeops)
 extends_documentation_fragment:
   - nodeops.numa_drift.node_options
 attributes:
   check_mode:
+    description: Can run in check mode and return the changed status it predicts without modifying the node.
     support: full
   diff_mode:
+    description: Returns what changed (or would change, in check mode) in diff mode.
     support: full
     details: The diff shows per-node totals and allocatable of memory and every hugepage size, before and after.
 options:
@@ -132,7 +134,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._module_args im
 
 
 def refuse_while_kubelet_runs(module, result):
-    if module.params["force"] or module.params["root"] != "/":
+    if module.params["force"] or os.path.realpath(module.params["root"]) != "/":
         return
     running = kubelet_processes("/proc")
     if not running:
@@ -149,6 +151,21 @@ def ensure_unchanged_since_probe(module, result):
         module.fail_json(msg="%s changed while it was being assessed: is kubelet running?" % result.path, path=result.path)
 
 
+def backup_or_fail(module, backup_dir, result, reason):
+    try:
+        return write_backup(backup_dir, os.path.basename(result.path), result.raw, reason)
+    except OSError as error:
+        module.fail_json(msg="could not back up %s into %s, the checkpoint was not touched: %s" % (result.path, backup_dir, error),
+                         verdict=result.assessment.verdict, path=result.path)
+
+
+def write_or_fail(module, path, content, outcome):
+    try:
+        atomic_write(path, content)
+    except OSError as error:
+        module.fail_json(msg="could not write %s: %s" % (path, error), **outcome)
+
+
 def repair(module, result, facts, backup_dir):
     assessment = result.assessment
     plan = assessment.plan
@@ -163,15 +180,15 @@ def repair(module, result, facts, backup_dir):
         module.exit_json(**outcome)
     ensure_unchanged_since_probe(module, result)
     if module.params["backup"]:
-        outcome["backup_file"] = write_backup(backup_dir, os.path.basename(result.path), result.raw, "before-repair")
-    atomic_write(result.path, plan.content)
+        outcome["backup_file"] = backup_or_fail(module, backup_dir, result, "before-repair")
+    write_or_fail(module, result.path, plan.content, outcome)
     written = read_checkpoint(result.path)
     problems = verify_written(written, plan)
     after = assess(written, result.node, result.settings, module.params["drift_bound"])
     if after.verdict != "in_sync":
         problems.append("a fresh probe of the written file says %s" % after.verdict)
     if problems:
-        atomic_write(result.path, result.raw)
+        write_or_fail(module, result.path, result.raw, outcome)
         module.fail_json(msg="the written checkpoint failed verification, the original was put back: " + "; ".join(problems), **outcome)
     outcome["after"] = {"verdict": after.verdict, "summary": summary_line(after)}
     module.exit_json(**outcome)
@@ -183,9 +200,12 @@ def sideline(module, result, facts, backup_dir):
     if module.check_mode:
         module.exit_json(**outcome)
     ensure_unchanged_since_probe(module, result)
-    outcome["backup_file"] = write_backup(backup_dir, os.path.basename(result.path), result.raw, "sidelined")
-    os.unlink(result.path)
-    fsync_directory(os.path.dirname(result.path))
+    outcome["backup_file"] = backup_or_fail(module, backup_dir, result, "sidelined")
+    try:
+        os.unlink(result.path)
+        fsync_directory(os.path.dirname(result.path))
+    except OSError as error:
+        module.fail_json(msg="could not remove %s: %s" % (result.path, error), **outcome)
     module.exit_json(**outcome)
 
 
@@ -202,6 +222,8 @@ def main():
         result = probe(**probe_arguments(module.params))
     except QuantityError as error:
         module.fail_json(msg="drift_bound: %s" % error)
+    except OSError as error:
+        module.fail_json(msg="cannot read the node under %s: %s" % (module.params["root"], error))
     facts = assessment_facts(result)
     backup_dir = module.params["backup_dir"] or os.path.join(module.params["root"], "var/lib/nodeops-numa-drift/backups")
     verdict = result.assessment.verdict

@@ -18,14 +18,16 @@ description:
     C(corrupt), C(unsupported_layout)), with every cause found.
   - Reads only; never changes anything.
 author:
-  - nodeops.numa_drift contributors
+  - nodeops.numa_drift contributors (@nodeops)
 extends_documentation_fragment:
   - nodeops.numa_drift.node_options
 attributes:
   check_mode:
+    description: Can run in check mode and return the changed status it predicts without modifying the node.
     support: full
     details: The module only reads.
   diff_mode:
+    description: Returns what changed (or would change, in check mode) in diff mode.
     support: none
 options: {}
 seealso:
@@ -119,6 +121,8 @@ def main():
         result = probe(**probe_arguments(module.params))
     except QuantityError as error:
         module.fail_json(msg="drift_bound: %s" % error)
+    except OSError as error:
+        module.fail_json(msg="cannot read the node under %s: %s" % (module.params["root"], error))
     module.exit_json(changed=False, numa_drift=assessment_facts(result))
 
 

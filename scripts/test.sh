@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Run every test of the collection (the README's test command; .ci/run calls it).
+#
+#   bash scripts/test.sh                 all stages, in order
+#   bash scripts/test.sh unit lint       only the named stages
+#
+# Stages: unit (pytest), sanity (ansible-test sanity, no ignores), lint (ansible-lint,
+# production profile, offline), changelog (antsibull-changelog lint). Every selected stage
+# runs; the exit status is non-zero when any of them failed.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV="$ROOT/.venv"
+ALL_STAGES=(unit sanity lint changelog)
+# Later: a "molecule" stage (real multi-NUMA VMs) goes last in ALL_STAGES (see run_stage).
+
+usage() {
+  local IFS='|'
+  echo "usage: bash scripts/test.sh [${ALL_STAGES[*]}]..." >&2
+  echo "       no argument runs all stages in the order above" >&2
+}
+
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=("${ALL_STAGES[@]}")
+for stage in "${stages[@]}"; do
+  case " ${ALL_STAGES[*]} " in
+    *" $stage "*) ;;
+    *) usage; exit 2 ;;
+  esac
+done
+
+bash "$ROOT/scripts/setup.sh" || exit 1
+export VIRTUAL_ENV="$VENV"
+export PATH="$VENV/bin:$PATH"
+PY_MINOR=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+cd "$ROOT" || exit 1
+
+# Show a command, then run it.
+run() {
+  printf '+ %s\n' "$*"
+  "$@"
+}
+
+stage_unit() {
+  local -a paths=()
+  local dir rc
+  for dir in tests/unit tests/integration; do
+    [ -d "$dir" ] && paths+=("$dir")
+  done
+  [ ${#paths[@]} -gt 0 ] || { echo "no tests/unit or tests/integration directory" >&2; return 1; }
+  run python -m pytest "${paths[@]}"
+  rc=$?
+  # pytest exits 5 when it collected nothing: a test stage that tested nothing has failed.
+  [ "$rc" -ne 5 ] || echo "pytest collected no tests" >&2
+  return "$rc"
+}
+
+# The files of the checkout: tracked plus untracked-but-not-ignored, NUL-separated.
+checkout_files() {
+  if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git -C "$ROOT" ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
+      # Skip tracked files deleted in the work tree.
+      if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi
+    done
+  else
+    find . \( -name .git -o -name .venv -o -name .ansible -o -name .cache -o -name .pytest_cache \
+      -o -name .hypothesis -o -name __pycache__ -o -path ./collections -o -path ./tests/output \) -prune \
+      -o \( -type f -o -type l \) -printf '%P\0'
+  fi
+}
+
+# ansible-test bootstraps pip in its sanity virtual environments with a get-pip.py downloaded
+# from outside the package registries; give it the offline stand-in (see that file).
+provide_get_pip() {
+  local version cache
+  version=$(python -c 'import sys, types
+from ansible_test._internal.python_requirements import get_venv_packages
+print(get_venv_packages(types.SimpleNamespace(version=sys.argv[1]))["pip"])' "$PY_MINOR") || return 1
+  cache="${HOME:?}/.ansible/test/cache/get_pip_${version//./_}.py"
+  [ -e "$cache" ] && return 0
+  mkdir -p "${cache%/*}" && cp "$ROOT/scripts/ansible_test_get_pip.py" "$cache" \
+    && echo "installed the offline pip bootstrap for ansible-test at $cache"
+}
+
+stage_sanity() {
+  # ansible-test only runs inside .../ansible_collections/<namespace>/<name>/, so test a copy
+  # of the checkout's files there (a symlink would not do: the symlinks test rejects it).
+  local tmp dest rc
+  provide_get_pip || return 1
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/numa-drift-sanity.XXXXXX") || return 1
+  dest="$tmp/ansible_collections/nodeops/numa_drift"
+  mkdir -p "$dest"
+  checkout_files | tar -C "$ROOT" --null -T - -cf - | tar -C "$dest" -xf - || { rm -rf "$tmp"; return 1; }
+  echo "testing a copy of $(find "$dest" -type f | wc -l) files in $dest"
+  (cd "$dest" && run ansible-test sanity --local --python "$PY_MINOR" --requirements)
+  rc=$?
+  rm -rf "$tmp"
+  return "$rc"
+}
+
+stage_lint() {
+  # Offline, ansible-lint does not install the collection it lints, so FQCNs such as
+  # nodeops.numa_drift.numa_drift_facts would not resolve: put the checkout on the collections
+  # path through a symlink outside the tree.
+  local tmp rc
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/numa-drift-lint.XXXXXX") || return 1
+  mkdir -p "$tmp/ansible_collections/nodeops"
+  ln -s "$ROOT" "$tmp/ansible_collections/nodeops/numa_drift"
+  ANSIBLE_COLLECTIONS_PATH="$tmp${ANSIBLE_COLLECTIONS_PATH:+:$ANSIBLE_COLLECTIONS_PATH}" \
+    run ansible-lint --offline --profile production
+  rc=$?
+  rm -rf "$tmp"
+  return "$rc"
+}
+
+stage_changelog() {
+  run antsibull-changelog lint && run antsibull-changelog lint-changelog-yaml changelogs/changelog.yaml
+}
+
+# Later: stage_molecule() (scenarios in extensions/molecule/), called from run_stage.
+
+run_stage() {
+  case "$1" in
+    unit) stage_unit ;;
+    sanity) stage_sanity ;;
+    lint) stage_lint ;;
+    changelog) stage_changelog ;;
+  esac
+}
+
+declare -A result=() took=()
+failed=0
+for stage in "${stages[@]}"; do
+  printf '\n==== [%s] start %s\n' "$stage" "$(date -u +%H:%M:%SZ)"
+  start=$(date +%s)
+  run_stage "$stage"
+  rc=$?
+  took[$stage]=$(($(date +%s) - start))
+  if [ "$rc" -eq 0 ]; then result[$stage]=passed; else result[$stage]="FAILED (exit $rc)"; failed=1; fi
+  printf '==== [%s] %s in %ss\n' "$stage" "${result[$stage]}" "${took[$stage]}"
+done
+
+printf '\n==== summary (Python %s)\n' "$PY_MINOR"
+for stage in "${stages[@]}"; do
+  printf '  %-10s %-18s %5ss\n' "$stage" "${result[$stage]}" "${took[$stage]}"
+done
+exit "$failed"
