@@ -24,9 +24,9 @@ def _collection_tree() -> str:
     link = os.path.join(base, "ansible_collections", "nodeops", "numa_drift")
     if os.path.realpath(link) != _CHECKOUT:
         os.makedirs(os.path.dirname(link), exist_ok=True)
-        if os.path.islink(link):
-            os.unlink(link)
-        os.symlink(_CHECKOUT, link)
+        temporary = "%s.%d" % (link, os.getpid())  # atomic: concurrent pytest runs may race here
+        os.symlink(_CHECKOUT, temporary)
+        os.replace(temporary, link)
     return base
 
 

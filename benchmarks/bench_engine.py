@@ -20,7 +20,8 @@ import tracemalloc
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, CHECKOUT)
-import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position  (puts the collection on sys.path)
+# conftest puts the collection on sys.path.
+import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift as drift  # noqa: E402
@@ -37,7 +38,7 @@ def _checkpoint_with(pods: int, numa_nodes: int) -> bytes:
 
 def _timed(function, repeat: int):
     samples = []
-    for _ in range(repeat):
+    for _run in range(repeat):
         start = time.perf_counter()
         function()
         samples.append(time.perf_counter() - start)

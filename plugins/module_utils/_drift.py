@@ -28,7 +28,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state 
     NodeMemory,
     StateDifference,
     compare_states,
-    count_blocks,
     expected_machine_state,
     group_problems,
     wrapped_tables,
@@ -38,11 +37,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import (
     auto_bound_bytes,
     read_node_facts,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import (
-    QuantityError,
-    describe_bytes,
-    parse_quantity,
-)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import describe_bytes, parse_quantity
 
 __all__ = [
     "VERDICTS",
@@ -388,4 +383,4 @@ def probe(
     return ProbeResult(assess(raw, node, settings, drift_bound), settings, node, path, raw)
 
 
-__all__ += ["ProbeResult", "checkpoint_path", "read_checkpoint", "QuantityError"]
+__all__ += ["ProbeResult", "checkpoint_path", "read_checkpoint"]

@@ -117,7 +117,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import (
     NOTHING_TO_DO,
-    QuantityError,
     assess,
     probe,
     read_checkpoint,
@@ -130,6 +129,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import (
     kubelet_processes,
     write_backup,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._module_args import NODE_OPTIONS_SPEC, probe_arguments
 
 

@@ -110,8 +110,9 @@ numa_drift:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import QuantityError, probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._module_args import NODE_OPTIONS_SPEC, probe_arguments
 
 

@@ -170,5 +170,3 @@ def tree_snapshot(root: str) -> Dict[str, bytes]:
                 with open(path, "rb") as handle:
                     snapshot[os.path.relpath(path, root)] = handle.read()
     return snapshot
-
-

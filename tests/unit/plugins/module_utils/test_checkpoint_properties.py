@@ -19,7 +19,7 @@ NUMBER = re.compile(rb"(?<![0-9\\])[0-9]+")
 
 @st.composite
 def tables(draw):
-    return checkpoint.MemoryTable(*(draw(UINT64) for _ in range(5)))
+    return checkpoint.MemoryTable(*(draw(UINT64) for _field in range(5)))
 
 
 @st.composite
