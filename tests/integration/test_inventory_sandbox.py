@@ -1,0 +1,352 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The k8s_nodes inventory plugin through the real ansible-inventory, against the sandbox API server.
+
+Each test starts tests/sandbox/apiserver.py on 127.0.0.1 with a state file of Nodes in different
+states (Ready, NotReady with kubelet's memory manager error, Unknown, cordoned, labelled, without an
+InternalIP), writes a ``*.k8s_nodes.yml`` source in a temporary directory and runs
+``ansible-inventory --list`` with ANSIBLE_COLLECTIONS_PATH pointing at a temporary
+``ansible_collections/nodeops/numa_drift`` link to this checkout.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECKOUT = os.path.dirname(os.path.dirname(HERE))
+APISERVER = os.path.join(CHECKOUT, "tests", "sandbox", "apiserver.py")
+EXAMPLE = os.path.join(CHECKOUT, "examples", "notready.k8s_nodes.yml")
+ANSIBLE_INVENTORY = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
+TOKEN = "sandbox-inventory-token"
+MM_ERROR = ("start memory manager error: [memorymanager] the expected machine state is different from the "
+            "real one")
+STOPPED_POSTING = "Kubelet stopped posting node status."
+
+
+def rfc3339(seconds):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def node(name, ready, message, labels, addresses, unschedulable=False, extra_conditions=()):
+    stamp = rfc3339(calendar.timegm(time.gmtime()))
+    conditions = [{"type": "Ready", "status": ready, "reason": "Sandbox", "message": message,
+                   "lastHeartbeatTime": stamp, "lastTransitionTime": stamp}]
+    conditions.extend(extra_conditions)
+    spec = {"unschedulable": True} if unschedulable else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": dict(labels, **{"kubernetes.io/hostname": name})},
+        "spec": spec,
+        "status": {"conditions": conditions, "addresses": addresses},
+    }
+
+
+def addresses(internal=None, external=None, hostname=None):
+    found = []
+    for kind, value in (("InternalIP", internal), ("ExternalIP", external), ("Hostname", hostname)):
+        if value:
+            found.append({"type": kind, "address": value})
+    return found
+
+
+NPD_CONDITION = {"type": "KubeletMemoryManagerProblem", "status": "True", "reason": "CheckpointRefused",
+                 "message": "kubelet: could not restore state from checkpoint /var/lib/kubelet/memory_manager_state"}
+
+NODES = [
+    node("sbx-node-01", "True", "kubelet is posting ready status", {"pool": "numa-a", "zone": "zone-a"},
+         addresses("10.77.0.1", "203.0.113.1", "sbx-node-01")),
+    node("sbx-node-02", "False", MM_ERROR, {"pool": "numa-a", "zone": "zone-b"},
+         addresses("10.77.0.2", None, "sbx-node-02"), unschedulable=True),
+    node("sbx-node-03", "Unknown", STOPPED_POSTING, {"pool": "numa-b"},
+         addresses("10.77.0.3", "203.0.113.3", "sbx-node-03"), extra_conditions=[NPD_CONDITION]),
+    node("sbx-node-04", "False", "container runtime network not ready: NetworkReady=false",
+         {"node-role.kubernetes.io/worker": ""}, addresses(hostname="sbx-node-04.lab")),
+    node("sbx-node-05", "True", "kubelet is posting ready status", {"pool": "numa-b"},
+         addresses("10.77.0.5", "203.0.113.5", "sbx-node-05")),
+]
+ALL_NODES = sorted(n["metadata"]["name"] for n in NODES)
+
+
+def plain(value):
+    """ansible-inventory's JSON with its untrusted-value wrappers ({"__ansible_unsafe": v}) removed."""
+    if isinstance(value, dict):
+        if set(value) == {"__ansible_unsafe"}:
+            return value["__ansible_unsafe"]
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value
+
+
+class Sandbox:
+    """One sandbox API server process, started by the test and stopped by it."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.state = os.path.join(directory, "apiserver-state.json")
+        self.port_file = os.path.join(directory, "apiserver.port")
+        self.process = None
+        self.url = None
+
+    def start(self, nodes):
+        with open(self.state, "w", encoding="utf-8") as handle:
+            json.dump({"resourceVersion": 1, "nodes": {n["metadata"]["name"]: n for n in nodes}, "pods": {}}, handle)
+        log = open(os.path.join(self.directory, "apiserver.log"), "w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            [sys.executable, APISERVER, "--state", self.state, "--port-file", self.port_file, "--token", TOKEN,
+             "--node-monitor-grace-period", "3600", "--max-lifetime", "600"],
+            stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError("the sandbox API server exited: %s" % self.log())
+            if os.path.exists(self.port_file):
+                with open(self.port_file, encoding="utf-8") as handle:
+                    port = handle.read().strip()
+                if port:
+                    self.url = "http://127.0.0.1:%s" % port
+                    return self
+            time.sleep(0.1)
+        raise AssertionError("the sandbox API server did not listen within 30 s: %s" % self.log())
+
+    def log(self):
+        with open(os.path.join(self.directory, "apiserver.log"), encoding="utf-8") as handle:
+            return handle.read()
+
+    def control(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def node_list_requests(self):
+        requests = self.control("GET", "/_sandbox/requests")["requests"]
+        return [r for r in requests if r["method"] == "GET" and r["path"] == "/api/v1/nodes"]
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def collections_path(tmp_path_factory):
+    """<tmp>/ansible_collections/nodeops/numa_drift -> this checkout (never a link inside the repo)."""
+    base = tmp_path_factory.mktemp("collections")
+    namespace = base / "ansible_collections" / "nodeops"
+    namespace.mkdir(parents=True)
+    (namespace / "numa_drift").symlink_to(CHECKOUT, target_is_directory=True)
+    return str(base)
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    server = Sandbox(str(tmp_path)).start(NODES)
+    yield server
+    server.stop()
+
+
+def write_kubeconfig(directory, url, token=TOKEN):
+    path = os.path.join(directory, "kubeconfig")
+    with open(path, "w", encoding="utf-8") as handle:
+        yaml.safe_dump({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "sandbox",
+            "clusters": [{"name": "sandbox", "cluster": {"server": url}}],
+            "users": [{"name": "operator", "user": {"token": token}}],
+            "contexts": [{"name": "sandbox", "context": {"cluster": "sandbox", "user": "operator"}}],
+        }, handle)
+    return path
+
+
+def write_source(directory, config, name="cluster.k8s_nodes.yml"):
+    path = os.path.join(directory, name)
+    with open(path, "w", encoding="utf-8") as handle:
+        yaml.safe_dump(dict({"plugin": "nodeops.numa_drift.k8s_nodes"}, **config), handle)
+    return path
+
+
+def run_inventory(collections_path, source, *args, env=None):
+    """ansible-inventory --list on one source; no parsed source is an error, as AWX sets it for inventory syncs."""
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith(("K8S_AUTH_", "ANSIBLE_")) and key != "KUBECONFIG"}
+    environment.update({
+        "ANSIBLE_COLLECTIONS_PATH": collections_path,
+        "ANSIBLE_INVENTORY_UNPARSED_FAILED": "true",
+        "ANSIBLE_NOCOLOR": "1",
+        "KUBECONFIG": os.path.join(os.path.dirname(source), "no-default-kubeconfig"),
+    })
+    environment.update(env or {})
+    result = subprocess.run([ANSIBLE_INVENTORY, "-i", source, "--list"] + list(args), env=environment,
+                            capture_output=True, text=True, timeout=120, check=False)
+    inventory = plain(json.loads(result.stdout)) if result.returncode == 0 else None
+    return result, inventory
+
+
+def hosts_of(inventory, group):
+    return sorted((inventory.get(group) or {}).get("hosts") or [])
+
+
+def all_hosts(inventory):
+    return sorted(inventory["_meta"]["hostvars"])
+
+
+def test_groups_and_host_variables_from_a_kubeconfig(collections_path, sandbox, tmp_path):
+    source = write_source(str(tmp_path), {
+        "kubeconfig": write_kubeconfig(str(tmp_path), sandbox.url),
+        "label_groups": ["pool", "node-role.kubernetes.io/worker"],
+        "groups": {"cordoned": "k8s_node_unschedulable"},
+        "keyed_groups": [{"key": "k8s_node_labels.zone | default('none')", "prefix": "zone"}],
+    })
+    result, inventory = run_inventory(collections_path, source)
+    assert result.returncode == 0, result.stderr
+
+    assert all_hosts(inventory) == ALL_NODES
+    assert hosts_of(inventory, "ready") == ["sbx-node-01", "sbx-node-05"]
+    assert hosts_of(inventory, "notready") == ["sbx-node-02", "sbx-node-03", "sbx-node-04"]
+    assert hosts_of(inventory, "memory_manager_error") == ["sbx-node-02", "sbx-node-03"]
+    assert hosts_of(inventory, "label_pool_numa_a") == ["sbx-node-01", "sbx-node-02"]
+    assert hosts_of(inventory, "label_pool_numa_b") == ["sbx-node-03", "sbx-node-05"]
+    assert hosts_of(inventory, "label_node_role_kubernetes_io_worker") == ["sbx-node-04"]
+    assert hosts_of(inventory, "cordoned") == ["sbx-node-02"]
+    assert hosts_of(inventory, "zone_zone_b") == ["sbx-node-02"]
+    assert hosts_of(inventory, "zone_none") == ["sbx-node-03", "sbx-node-04", "sbx-node-05"]
+
+    hostvars = inventory["_meta"]["hostvars"]
+    assert hostvars["sbx-node-02"] == {
+        "ansible_host": "10.77.0.2",
+        "remediate_node_name": "sbx-node-02",
+        "k8s_node_ready": False,
+        "k8s_node_labels": {"pool": "numa-a", "zone": "zone-b", "kubernetes.io/hostname": "sbx-node-02"},
+        "k8s_node_condition_message": MM_ERROR,
+        "k8s_node_unschedulable": True,
+    }
+    assert hostvars["sbx-node-03"]["k8s_node_condition_message"] == STOPPED_POSTING
+    assert hostvars["sbx-node-01"]["k8s_node_ready"] is True
+    assert hostvars["sbx-node-01"]["k8s_node_unschedulable"] is False
+    # No InternalIP: no ansible_host, and a warning that says which Node.
+    assert "ansible_host" not in hostvars["sbx-node-04"]
+    assert "sbx-node-04 has no InternalIP address" in result.stderr
+
+    # Every request carried the kubeconfig's token: the server requires it.
+    assert sandbox.node_list_requests()[-1]["code"] == 200
+
+
+def test_the_shipped_notready_example_targets_the_notready_nodes(collections_path, sandbox, tmp_path):
+    source = os.path.join(str(tmp_path), "notready.k8s_nodes.yml")
+    shutil.copyfile(EXAMPLE, source)
+    kubeconfig = write_kubeconfig(str(tmp_path), sandbox.url)
+    result, inventory = run_inventory(collections_path, source, env={"K8S_AUTH_KUBECONFIG": kubeconfig})
+    assert result.returncode == 0, result.stderr
+    assert all_hosts(inventory) == ["sbx-node-02", "sbx-node-03", "sbx-node-04"]
+    assert hosts_of(inventory, "notready") == ["sbx-node-02", "sbx-node-03", "sbx-node-04"]
+    assert hosts_of(inventory, "ready") == []
+    assert hosts_of(inventory, "memory_manager_error") == ["sbx-node-02", "sbx-node-03"]
+    assert inventory["_meta"]["hostvars"]["sbx-node-03"]["ansible_host"] == "10.77.0.3"
+
+
+def test_host_and_token_from_k8s_auth_variables_with_selector_and_address_type(collections_path, sandbox, tmp_path):
+    source = write_source(str(tmp_path), {"label_selector": "pool=numa-b", "address_type": "ExternalIP"})
+    result, inventory = run_inventory(collections_path, source, env={
+        "K8S_AUTH_HOST": sandbox.url, "K8S_AUTH_API_KEY": TOKEN, "K8S_AUTH_VERIFY_SSL": "false"})
+    assert result.returncode == 0, result.stderr
+    assert all_hosts(inventory) == ["sbx-node-03", "sbx-node-05"]
+    assert inventory["_meta"]["hostvars"]["sbx-node-05"]["ansible_host"] == "203.0.113.5"
+    assert "labelSelector=pool%3Dnuma-b" in sandbox.node_list_requests()[-1]["query"]
+
+
+def test_rejected_token_is_a_clear_error_naming_the_api(collections_path, sandbox, tmp_path):
+    source = write_source(str(tmp_path), {"host": sandbox.url, "api_key": "wrong-token"})
+    result, inventory = run_inventory(collections_path, source)
+    assert result.returncode != 0
+    assert inventory is None
+    assert ("nodeops.numa_drift.k8s_nodes: the Kubernetes API at %s rejected the credentials (401 Unauthorized"
+            % sandbox.url) in result.stderr
+
+
+def test_unreachable_api_is_a_clear_error_naming_the_api(collections_path, sandbox, tmp_path):
+    url = sandbox.url
+    sandbox.stop()
+    source = write_source(str(tmp_path), {"kubeconfig": write_kubeconfig(str(tmp_path), url),
+                                          "request_timeout": 5})
+    result, inventory = run_inventory(collections_path, source)
+    assert result.returncode != 0
+    assert inventory is None
+    assert "nodeops.numa_drift.k8s_nodes: cannot reach the Kubernetes API at %s" % url in result.stderr
+    assert "Connection refused" in result.stderr
+
+
+def test_api_outage_answers_are_a_clear_error(collections_path, sandbox, tmp_path):
+    source = write_source(str(tmp_path), {"host": sandbox.url, "api_key": TOKEN})
+    sandbox.control("POST", "/_sandbox/outage", {"seconds": 120, "mode": "unavailable"})
+    try:
+        result, _inventory = run_inventory(collections_path, source)
+    finally:
+        sandbox.control("DELETE", "/_sandbox/outage")
+    assert result.returncode != 0
+    assert "the Kubernetes API at %s answered 503 Service Unavailable" % sandbox.url in result.stderr
+
+
+def test_cache_serves_the_last_answer_while_the_api_is_down(collections_path, sandbox, tmp_path):
+    cache_dir = os.path.join(str(tmp_path), "cache")
+    source = write_source(str(tmp_path), {
+        "host": sandbox.url, "api_key": TOKEN, "readiness": "notready",
+        "cache": True, "cache_plugin": "ansible.builtin.jsonfile", "cache_connection": cache_dir,
+        "cache_timeout": 600,
+    }, name="notready.k8s_nodes.yml")
+
+    first, fresh = run_inventory(collections_path, source)
+    assert first.returncode == 0, first.stderr
+    assert all_hosts(fresh) == ["sbx-node-02", "sbx-node-03", "sbx-node-04"]
+    assert len(sandbox.node_list_requests()) == 1
+    assert os.listdir(cache_dir), "the jsonfile cache plugin wrote nothing"
+
+    # The API server answers 503 to everything: the cached answer is used and the API not asked.
+    sandbox.control("POST", "/_sandbox/outage", {"seconds": 120, "mode": "unavailable"})
+    try:
+        second, cached = run_inventory(collections_path, source)
+        assert second.returncode == 0, second.stderr
+        assert cached == fresh
+        assert len(sandbox.node_list_requests()) == 1
+
+        # --flush-cache asks the API again, which fails clearly.
+        flushed, _inventory = run_inventory(collections_path, source, "--flush-cache")
+        assert flushed.returncode != 0
+        assert "answered 503 Service Unavailable" in flushed.stderr
+        assert len(sandbox.node_list_requests()) == 2
+    finally:
+        sandbox.control("DELETE", "/_sandbox/outage")
+
+    # The API server is gone entirely: still the cached answer.
+    sandbox.stop()
+    third, cached_again = run_inventory(collections_path, source)
+    assert third.returncode == 0, third.stderr
+    assert cached_again == fresh
+
+    # Without the cache the same source fails.
+    uncached = write_source(str(tmp_path), {"host": sandbox.url, "api_key": TOKEN, "readiness": "notready"},
+                            name="uncached.k8s_nodes.yml")
+    fourth, _inventory = run_inventory(collections_path, uncached)
+    assert fourth.returncode != 0
+    assert "cannot reach the Kubernetes API at %s" % sandbox.url in fourth.stderr
