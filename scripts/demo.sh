@@ -1,35 +1,68 @@
 #!/usr/bin/env bash
-# The main job (README's first command): build an example fleet of fake kubelet nodes just after a
-# reboot (KASLR moves, a boot-memory loss, a lost DIMM, lost hugepages, one node in sync), probe them
-# with nodeops.numa_drift.numa_drift_facts, repair the benign ones with kubelet_mm_checkpoint, probe
-# again, and write a JSON report.
+# The main job (README's first command): boot the built-in sandbox fleet (eight fake nodes just after
+# a reboot, each with a kubelet stand-in under a systemd stand-in, and a Kubernetes API stand-in on
+# 127.0.0.1), run the playbook nodeops.numa_drift.probe, then nodeops.numa_drift.remediate on it,
+# show the fleet as the API and the services see it afterwards, and print where the reports are.
 #
-#   bash scripts/demo.sh                            # under ./numa-drift-demo/
+#   bash scripts/demo.sh                              # under ./numa-drift-demo/
 #   NUMA_DRIFT_DEMO_DIR=/tmp/x bash scripts/demo.sh
+#   NUMA_DRIFT_DEMO_KEEP=1 bash scripts/demo.sh       # leave the fleet running afterwards
+#
+# Exits non-zero when a playbook failed; the fleet is taken down on every exit unless kept.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$ROOT/scripts/setup.sh"
 VENV="$ROOT/.venv"
+PYTHON="$VENV/bin/python"
 DEMO_DIR=$(mkdir -p "${NUMA_DRIFT_DEMO_DIR:-$PWD/numa-drift-demo}" && cd "${NUMA_DRIFT_DEMO_DIR:-$PWD/numa-drift-demo}" && pwd)
+FLEET_DIR="$DEMO_DIR/fleet"
+FLEET=("$PYTHON" "$ROOT/tests/sandbox/fleet.py")
 
-echo "==== Example fleet in $DEMO_DIR/nodes"
-"$VENV/bin/python" "$ROOT/scripts/demo/build_nodes.py" "$DEMO_DIR"
+section() { printf '\n==== %s\n' "$*"; }
 
-# The checkout as the collection nodeops.numa_drift, through a link outside the tree.
-mkdir -p "$DEMO_DIR/collections/ansible_collections/nodeops"
-ln -sfn "$ROOT" "$DEMO_DIR/collections/ansible_collections/nodeops/numa_drift"
-export ANSIBLE_COLLECTIONS_PATH="$DEMO_DIR/collections"
-export ANSIBLE_RETRY_FILES_ENABLED=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false ANSIBLE_FORKS=6
+# shellcheck disable=SC2329  # invoked by the EXIT trap
+take_down() {
+  if [ "${NUMA_DRIFT_DEMO_KEEP:-0}" = 1 ]; then
+    echo "The fleet keeps running (at most 2 h): ${FLEET[*]} down --dir $FLEET_DIR"
+  else
+    "${FLEET[@]}" down --dir "$FLEET_DIR" >/dev/null || true
+  fi
+}
 
-echo
-echo "==== Probe, repair, probe again"
-"$VENV/bin/ansible-playbook" -i "$DEMO_DIR/inventory.yml" "$ROOT/scripts/demo/demo.yml" -e demo_report="$DEMO_DIR/report.json"
+section "Sandbox fleet in $FLEET_DIR"
+"${FLEET[@]}" up --dir "$FLEET_DIR" --scenario mixed --replace
+trap take_down EXIT
+"${FLEET[@]}" status --dir "$FLEET_DIR"
 
-echo
-echo "==== Report (machine-readable, the probe before repair): $DEMO_DIR/report.json"
-"$VENV/bin/python" - "$DEMO_DIR/report.json" <<'PY'
+# fleet.py links the checkout as the collection nodeops.numa_drift under $FLEET_DIR/collections.
+export ANSIBLE_COLLECTIONS_PATH="$FLEET_DIR/collections"
+export ANSIBLE_RETRY_FILES_ENABLED=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false ANSIBLE_FORKS=8
+playbook() {
+  "$VENV/bin/ansible-playbook" -i "$FLEET_DIR/inventory.yml" "nodeops.numa_drift.$1" \
+    -e numa_drift_report_dir="$DEMO_DIR/report-$1"
+}
+
+section "Probe every node (read-only): nodeops.numa_drift.probe"
+playbook probe
+
+section "Remediate: nodeops.numa_drift.remediate (a canary node, then batches)"
+rc=0
+playbook remediate || rc=$?
+
+section "The fleet afterwards (API and kubelet services)"
+"${FLEET[@]}" status --dir "$FLEET_DIR"
+
+section "Reports"
+"$PYTHON" - "$DEMO_DIR/report-remediate/report.json" <<'PY'
 import json, sys
-for host, facts in sorted(json.load(open(sys.argv[1])).items()):
-    print("  %-10s %-20s %s" % (host, facts["verdict"], "repairable" if facts["repairable"] else facts["advice"]))
+report = json.load(open(sys.argv[1]))
+print(report["headline"])
+for row in report["nodes"]:
+    print("  %-12s %-20s -> %-12s %-20s %s" % (
+        row["node"], row["verdict_before"] or "-", row["action"], row["verdict_after"] or "-", row["message"]))
 PY
+echo "  probe:     $DEMO_DIR/report-probe/report.html (and report.json)"
+echo "  remediate: $DEMO_DIR/report-remediate/report.html (and report.json)"
+echo "  backups of the repaired checkpoints: $FLEET_DIR/nodes/<node>/root/var/lib/nodeops-numa-drift/backups/"
+exit "$rc"

@@ -391,6 +391,9 @@ def inventory(directory: str, python: str, nodes: List[Dict[str, Any]], options:
     hosts = {
         node["name"]: {
             "ansible_connection": "local",
+            # Fake nodes are directories owned by whoever runs the sandbox: no privilege escalation
+            # (inventory variables override the playbooks' `become` keyword).
+            "ansible_become": False,
             "ansible_python_interpreter": python,
             "remediate_root": node["root"],
             "remediate_node_name": node["name"],

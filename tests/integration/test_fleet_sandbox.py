@@ -1,0 +1,540 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The playbooks and the remediate role against the sandbox fleet (tests/sandbox/fleet.py).
+
+Each fleet is a handful of fake nodes (node trees in a temp dir, reached with the local
+connection), a kubelet stand-in per node under a systemd stand-in, and a Kubernetes API stand-in
+on 127.0.0.1. The tests run the real ``ansible-playbook`` of the checkout's venv with
+``ANSIBLE_COLLECTIONS_PATH`` pointing at a temp dir that links this checkout as
+``ansible_collections/nodeops/numa_drift`` (kubernetes.core comes from the venv's site-packages).
+
+Tests that share a fleet run in file order (the rollback and loop-guard tests work on what the
+remediation left); each fixture does the steps it depends on itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from typing import Any, Dict, Iterator, List, Optional
+
+import pytest
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file, tree_snapshot
+
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV_BIN = os.path.join(CHECKOUT, ".venv", "bin")
+ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, "ansible-playbook")
+PYTHON = os.path.join(VENV_BIN, "python")
+FLEET = os.path.join(CHECKOUT, "tests", "sandbox", "fleet.py")
+NODECTL = os.path.join(CHECKOUT, "tests", "sandbox", "nodectl.py")
+PREFIX = "numa-drift.nodeops.io"
+CORDONED_BY = PREFIX + "/cordoned-by"
+REASON = PREFIX + "/reason"
+LAST_OUTCOME = PREFIX + "/last-outcome"
+MARKER = "nodeops.numa_drift"
+OTHERS_ANNOTATION = "ops-team.example.com/cordoned-by"
+PLAYBOOK_TIMEOUT = 900
+RECAP = re.compile(
+    r"^(?P<host>\S+)\s+:\s+ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unreachable>\d+)\s+"
+    r"failed=(?P<failed>\d+)\s+skipped=(?P<skipped>\d+)\s+rescued=(?P<rescued>\d+)\s+ignored=(?P<ignored>\d+)",
+    re.MULTILINE,
+)
+
+pytestmark = [
+    pytest.mark.skipif(
+        not (os.path.exists(FLEET) and os.path.exists(ANSIBLE_PLAYBOOK) and sys.platform.startswith("linux")),
+        reason="needs tests/sandbox/fleet.py, the checkout's .venv (bash scripts/setup.sh) and Linux",
+    ),
+]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class Run:
+    """One ansible-playbook run: exit code, output, PLAY RECAP and the fleet report it wrote."""
+
+    def __init__(self, completed: subprocess.CompletedProcess, report_dir: str, seconds: float) -> None:
+        self.rc = completed.returncode
+        self.output = completed.stdout
+        self.report_dir = report_dir
+        self.seconds = seconds
+        self.recap = {m["host"]: {k: int(v) for k, v in m.groupdict().items() if k != "host"} for m in RECAP.finditer(self.output)}
+
+    def report(self) -> Dict[str, Any]:
+        with open(os.path.join(self.report_dir, "report.json"), encoding="utf-8") as handle:
+            return json.load(handle)
+
+    def rows(self) -> Dict[str, Dict[str, Any]]:
+        return {row["node"]: row for row in self.report()["nodes"]}
+
+    def html(self) -> str:
+        with open(os.path.join(self.report_dir, "report.html"), encoding="utf-8") as handle:
+            return handle.read()
+
+    def tail(self, lines: int = 80) -> str:
+        return "\n".join(self.output.splitlines()[-lines:])
+
+
+class Fleet:
+    """A sandbox fleet brought up with tests/sandbox/fleet.py, and ways to look at it."""
+
+    def __init__(self, directory: str, collections: str, scenario: str) -> None:
+        self.dir = directory
+        self.collections = collections
+        self.scenario = scenario
+        self.runs = 0
+        subprocess.run(
+            [PYTHON, FLEET, "up", "--dir", directory, "--scenario", scenario, "--settle-seconds", "3"],
+            check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=180,
+        )
+        with open(os.path.join(directory, "fleet.json"), encoding="utf-8") as handle:
+            self.info = json.load(handle)
+        self.inventory = os.path.join(directory, "inventory.yml")
+        self.api_url = self.info["api"]["url"]
+        self.nodes = {node["name"]: node for node in self.info["nodes"]}
+        self.originals = {name: self.checkpoint_bytes(name) for name in self.nodes}
+
+    def down(self) -> None:
+        subprocess.run([PYTHON, FLEET, "down", "--dir", self.dir], check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+
+    # the nodes
+
+    def root(self, name: str) -> str:
+        return self.nodes[name]["root"]
+
+    def checkpoint_bytes(self, name: str) -> Optional[bytes]:
+        path = checkpoint_file(self.root(name))
+        if not os.path.exists(path):
+            return None
+        with open(path, "rb") as handle:
+            return handle.read()
+
+    def verdict(self, name: str) -> str:
+        return probe(root=self.root(name)).assessment.verdict
+
+    def history_file(self, name: str) -> str:
+        return os.path.join(self.root(name), "var/lib/nodeops-numa-drift/history.json")
+
+    def backups(self, name: str) -> List[str]:
+        directory = os.path.join(self.root(name), "var/lib/nodeops-numa-drift/backups")
+        return sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+
+    def nodectl(self, name: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [PYTHON, NODECTL, "--node-dir", self.nodes[name]["node_dir"], *args],
+            check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60,
+        )
+
+    def service(self, name: str) -> Dict[str, Any]:
+        return json.loads(self.nodectl(name, "status").stdout)
+
+    def start_command(self, name: str) -> str:
+        return self.info_inventory_commands(name)["start"]
+
+    def info_inventory_commands(self, name: str) -> Dict[str, str]:
+        node_dir = self.nodes[name]["node_dir"]
+        base = "%s %s --node-dir %s " % (self.info["python"], NODECTL, node_dir)
+        return {"stop": base + "stop", "start": base + "start", "status": base + "service-status"}
+
+    # the API
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(self.api_url + path, data=data, method=method, headers={
+            "Authorization": "Bearer " + self.info["token"], "Content-Type": "application/json", "Accept": "application/json",
+        })
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read().decode("utf-8"))
+
+    def api_node(self, name: str) -> Dict[str, Any]:
+        return self.api("GET", "/api/v1/nodes/" + name)
+
+    def annotations(self, name: str) -> Dict[str, str]:
+        return self.api_node(name)["metadata"].get("annotations") or {}
+
+    def unschedulable(self, name: str) -> bool:
+        return bool(self.api_node(name)["spec"].get("unschedulable"))
+
+    def ready(self, name: str) -> str:
+        conditions = self.api_node(name).get("status", {}).get("conditions") or []
+        return next((c["status"] for c in conditions if c["type"] == "Ready"), "absent")
+
+    def wait_ready(self, name: str, timeout: float = 30.0) -> str:
+        end = time.time() + timeout
+        while time.time() < end and self.ready(name) != "True":
+            time.sleep(0.5)
+        return self.ready(name)
+
+    def outage(self, seconds: float, mode: str = "unavailable") -> None:
+        self.api("POST", "/_sandbox/outage", {"seconds": seconds, "mode": mode})
+
+    def end_outage(self) -> None:
+        self.api("DELETE", "/_sandbox/outage")
+
+    # ansible-playbook
+
+    def playbook(self, name: str, *args: str, extra: Optional[Dict[str, Any]] = None) -> Run:
+        self.runs += 1
+        report_dir = os.path.join(self.dir, "reports", "%02d-%s" % (self.runs, name))
+        command = [ANSIBLE_PLAYBOOK, "-i", self.inventory, "nodeops.numa_drift." + name, "-f", "10"]
+        if extra:
+            extra_file = os.path.join(self.dir, "extra-%02d.json" % self.runs)
+            with open(extra_file, "w", encoding="utf-8") as handle:
+                json.dump(extra, handle)
+            command += ["-e", "@" + extra_file]
+        command += list(args)
+        env = dict(
+            os.environ,
+            ANSIBLE_COLLECTIONS_PATH=self.collections,
+            ANSIBLE_NOCOLOR="1",
+            ANSIBLE_RETRY_FILES_ENABLED="0",
+            ANSIBLE_LOCAL_TEMP=os.path.join(self.dir, "ansible-tmp"),
+            ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
+            NUMA_DRIFT_REPORT_DIR=report_dir,
+        )
+        env.pop("ANSIBLE_CONFIG", None)
+        started = time.time()
+        completed = subprocess.run(
+            command, cwd=self.dir, env=env, check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=PLAYBOOK_TIMEOUT,
+        )
+        return Run(completed, report_dir, time.time() - started)
+
+
+def assert_not_half_done(fleet: Fleet, name: str) -> None:
+    """What an interrupted run may leave: the original file or a repaired one, kubelet supervised, our mark on our cordon."""
+    current = fleet.checkpoint_bytes(name)
+    assert current == fleet.originals[name] or fleet.verdict(name) == "in_sync", "%s: checkpoint neither original nor repaired" % name
+    if fleet.nodes[name]["kubelet_started"]:
+        assert fleet.service(name)["state"] != "inactive", "%s: kubelet left stopped" % name
+    if fleet.unschedulable(name) and not fleet.nodes[name]["cordoned_beforehand"]:
+        assert fleet.annotations(name).get(CORDONED_BY) == MARKER, "%s: cordoned without our mark" % name
+
+
+@pytest.fixture(scope="module")
+def collections_path(tmp_path_factory: pytest.TempPathFactory) -> str:
+    base = str(tmp_path_factory.mktemp("collections"))
+    link = os.path.join(base, "ansible_collections", "nodeops", "numa_drift")
+    os.makedirs(os.path.dirname(link))
+    os.symlink(CHECKOUT, link)
+    return base
+
+
+def make_fleet(tmp_path_factory: pytest.TempPathFactory, collections: str, scenario: str) -> Iterator[Fleet]:
+    directory = str(tmp_path_factory.mktemp("fleet-" + scenario))
+    fleet = Fleet(directory, collections, scenario)
+    try:
+        yield fleet
+    finally:
+        fleet.down()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- the mixed fleet
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    yield from make_fleet(tmp_path_factory, collections_path, "mixed")
+
+
+def expected(fleet: Fleet, verdict: str) -> List[str]:
+    return sorted(name for name, node in fleet.nodes.items() if node["expected_verdict"] == verdict)
+
+
+@pytest.fixture(scope="module")
+def remediated(mixed: Fleet) -> Dict[str, Any]:
+    """The mixed fleet remediated once (canary, then the rest in one batch), with what was there before."""
+    snapshots = {name: tree_snapshot(mixed.root(name)) for name in mixed.nodes}
+    run = mixed.playbook("remediate", "-e", "numa_drift_batch=100%")
+    assert run.rc == 0, run.tail()
+    return {"run": run, "snapshots": snapshots, "checkpoints": {name: mixed.checkpoint_bytes(name) for name in mixed.nodes}}
+
+
+def test_probe_reports_every_node_and_changes_nothing(mixed: Fleet) -> None:
+    before = {name: (mixed.checkpoint_bytes(name), mixed.unschedulable(name), mixed.annotations(name)) for name in mixed.nodes}
+    run = mixed.playbook("probe")
+    assert run.rc == 0, run.tail()
+    rows = run.rows()
+    assert sorted(rows) == sorted(mixed.nodes)
+    for name, node in mixed.nodes.items():
+        assert rows[name]["verdict_before"] == node["expected_verdict"], name
+        assert (mixed.checkpoint_bytes(name), mixed.unschedulable(name), mixed.annotations(name)) == before[name], name
+    assert all(counts["changed"] == 0 for counts in run.recap.values()), run.recap
+    html = run.html()
+    assert all(name in html for name in mixed.nodes)
+    assert "<script" not in html and "http://" not in html.split("<body>", 1)[1].replace(mixed.api_url, "")
+    assert "Fleet report (probe): %s/report.html" % run.report_dir in run.output
+
+
+def test_dry_run_changes_nothing(mixed: Fleet) -> None:
+    before = {name: (mixed.checkpoint_bytes(name), mixed.unschedulable(name), mixed.annotations(name)) for name in mixed.nodes}
+    run = mixed.playbook("remediate", "-e", "numa_drift_batch=100%", "-e", "remediate_dry_run=true")
+    assert run.rc == 0, run.tail()
+    rows = run.rows()
+    for name in expected(mixed, "drift_within_bound"):
+        assert rows[name]["action"] == "dry_run", rows[name]
+        assert "would" in rows[name]["message"]
+    for name in mixed.nodes:
+        assert (mixed.checkpoint_bytes(name), mixed.unschedulable(name), mixed.annotations(name)) == before[name], name
+        assert not os.path.exists(mixed.history_file(name))
+
+
+def test_repairable_nodes_come_back_ready_and_uncordoned(mixed: Fleet, remediated: Dict[str, Any]) -> None:
+    run: Run = remediated["run"]
+    rows = run.rows()
+    assert run.output.count("PLAY [Remediate memory manager NUMA drift") == 2, "a canary batch of one, then the rest"
+    for name in expected(mixed, "drift_within_bound"):
+        assert rows[name]["action"] == "repaired", rows[name]
+        assert (rows[name]["verdict_before"], rows[name]["verdict_after"]) == ("drift_within_bound", "in_sync")
+        assert mixed.verdict(name) == "in_sync"
+        assert mixed.ready(name) == "True"
+        assert mixed.service(name)["active"]
+        assert CORDONED_BY not in mixed.annotations(name) and REASON not in mixed.annotations(name)
+        assert mixed.annotations(name)[LAST_OUTCOME].startswith("repaired ")
+        assert any(entry.endswith(".before-repair") for entry in mixed.backups(name))
+        with open(mixed.history_file(name), encoding="utf-8") as handle:
+            assert [entry["action"] for entry in json.load(handle)["repairs"]] == ["repaired"]
+        if not mixed.nodes[name]["cordoned_beforehand"]:
+            assert not mixed.unschedulable(name), name
+            assert rows[name]["cordoned_by_us"] is True
+
+
+def test_node_cordoned_beforehand_stays_cordoned(mixed: Fleet, remediated: Dict[str, Any]) -> None:
+    rows = remediated["run"].rows()
+    cordoned = [name for name, node in mixed.nodes.items() if node["cordoned_beforehand"]]
+    assert cordoned
+    for name in cordoned:
+        assert rows[name]["action"] == "repaired"
+        assert rows[name]["cordoned_by_us"] is False
+        assert mixed.unschedulable(name)
+        assert mixed.annotations(name)[OTHERS_ANNOTATION] == "maintenance ticket OPS-1234"
+        assert CORDONED_BY not in mixed.annotations(name)
+        assert "stays cordoned" in rows[name]["message"]
+
+
+def test_non_repairable_nodes_are_left_untouched(mixed: Fleet, remediated: Dict[str, Any]) -> None:
+    rows = remediated["run"].rows()
+    refused = expected(mixed, "drift_exceeds_bound") + expected(mixed, "hugepages_changed")
+    assert len(refused) == 2
+    for name in refused:
+        assert rows[name]["action"] == "refused"
+        assert rows[name]["verdict_before"] in rows[name]["message"]
+        assert rows[name]["next_step"]
+        assert tree_snapshot(mixed.root(name)) == remediated["snapshots"][name], name
+        assert not mixed.unschedulable(name)
+        assert not any(key.startswith(PREFIX) for key in mixed.annotations(name))
+    for name in expected(mixed, "in_sync") + expected(mixed, "no_checkpoint"):
+        assert rows[name]["action"] == "none"
+        assert mixed.checkpoint_bytes(name) == mixed.originals[name]
+
+
+def test_remediate_report_has_every_node_before_and_after(mixed: Fleet, remediated: Dict[str, Any]) -> None:
+    run: Run = remediated["run"]
+    report = run.report()
+    assert report["kind"] == "remediate"
+    assert report["counts"]["verdict_before"]["drift_within_bound"] == 4
+    assert report["counts"]["verdict_after"]["in_sync"] == 5
+    assert report["counts"]["action"] == {"none": 2, "refused": 2, "repaired": 4}
+    html = run.html()
+    for name in mixed.nodes:
+        assert 'id="%s"' % name in html
+    assert "&rarr;" in html and 'class="bound"' in html
+    assert "Fleet report (remediate): %s/report.html" % run.report_dir in run.output
+
+
+def test_second_run_changes_nothing(mixed: Fleet, remediated: Dict[str, Any]) -> None:
+    run = mixed.playbook("remediate", "-e", "numa_drift_batch=100%")
+    assert run.rc == 0, run.tail()
+    assert sorted(run.recap) == sorted(mixed.nodes)
+    assert all(counts["changed"] == 0 for counts in run.recap.values()), run.recap
+    for name in mixed.nodes:
+        assert mixed.checkpoint_bytes(name) == remediated["checkpoints"][name], name
+    assert {row["action"] for row in run.rows().values()} <= {"none", "refused"}
+
+
+def test_rollback_needs_confirmation_then_restores_the_backup(mixed: Fleet, remediated: Dict[str, Any]) -> None:
+    name = "sbx-node-01"
+    repaired = mixed.checkpoint_bytes(name)
+    refused = mixed.playbook("rollback", "-l", name)
+    assert refused.rc != 0 and "numa_drift_rollback_confirm" in refused.output
+    assert mixed.checkpoint_bytes(name) == repaired
+    run = mixed.playbook("rollback", "-l", name, "-e", "numa_drift_rollback_confirm=true")
+    assert run.rc == 0, run.tail()
+    assert mixed.checkpoint_bytes(name) == mixed.originals[name]
+    assert any(entry.endswith(".before-rollback") for entry in mixed.backups(name))
+    assert sorted(run.recap) == [name]
+
+
+def test_loop_guard_refuses_a_node_repaired_too_often(mixed: Fleet, remediated: Dict[str, Any]) -> None:
+    name = "sbx-node-01"
+    if mixed.checkpoint_bytes(name) != mixed.originals[name]:  # the rollback test did not run: drift the node again
+        mixed.nodectl(name, "stop")
+        with open(checkpoint_file(mixed.root(name)), "wb") as handle:
+            handle.write(mixed.originals[name])
+        mixed.nodectl(name, "start")
+    assert mixed.verdict(name) == "drift_within_bound"
+    run = mixed.playbook("remediate", "-l", name, "-e", "remediate_loop_max_repairs=1")
+    assert run.rc == 0, run.tail()
+    row = run.rows()[name]
+    assert row["action"] == "loop_guard", row
+    assert mixed.history_file(name) in row["message"] and "delete that file" in row["message"]
+    assert mixed.checkpoint_bytes(name) == mixed.originals[name]
+    assert not mixed.unschedulable(name)
+    # Clearing the history lets the node be repaired again (a dry run is enough to see it).
+    os.unlink(mixed.history_file(name))
+    again = mixed.playbook("remediate", "-l", name, "-e", "remediate_loop_max_repairs=1", "-e", "remediate_dry_run=true")
+    assert again.rc == 0, again.tail()
+    assert again.rows()[name]["action"] == "dry_run"
+
+
+# --------------------------------------------------------------------------- kubelet still failing after the repair
+
+
+@pytest.fixture(scope="module")
+def drifting(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    yield from make_fleet(tmp_path_factory, collections_path, "all-drift")
+
+
+def test_kubelet_failing_after_repair_gets_the_original_back_and_stays_cordoned(drifting: Fleet) -> None:
+    fleet = drifting
+    names = sorted(fleet.nodes)[:3]
+    canary, crashing, not_ready = names
+    assert fleet.nodectl(crashing, "inject", "crash").returncode == 0
+    assert fleet.nodectl(not_ready, "inject", "not-ready").returncode == 0
+    run = fleet.playbook(
+        "remediate", "-l", ",".join(names), "-e", "numa_drift_batch=100%", "-e", "numa_drift_max_fail_percentage=100",
+        "-e", "remediate_ready_timeout=8",
+    )
+    assert run.rc != 0, run.tail()
+    rows = run.rows()
+    assert rows[canary]["action"] == "repaired", rows[canary]
+    assert not fleet.unschedulable(canary)
+    for name in (crashing, not_ready):
+        row = rows[name]
+        assert row["action"] == "rolled_back", row
+        assert "original checkpoint was put back" in row["message"]
+        assert run.recap[name]["failed"] == 1
+        assert fleet.checkpoint_bytes(name) == fleet.originals[name], name
+        assert fleet.unschedulable(name)
+        annotations = fleet.annotations(name)
+        assert annotations[CORDONED_BY] == MARKER and annotations[REASON]
+        assert annotations[LAST_OUTCOME].startswith("rolled_back ")
+        assert fleet.service(name)["state"] != "inactive"
+        with open(fleet.history_file(name), encoding="utf-8") as handle:
+            assert [entry["action"] for entry in json.load(handle)["repairs"]] == ["rolled_back"]
+        assert_not_half_done(fleet, name)
+    assert "did not report Ready within 8s" in rows[not_ready]["message"]
+    assert "did not stay up" in rows[crashing]["message"] or "did not become active" in rows[crashing]["message"]
+
+
+# --------------------------------------------------------------------------- API outages
+
+
+@pytest.fixture(scope="module")
+def outages(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    yield from make_fleet(tmp_path_factory, collections_path, "all-drift")
+
+
+def test_api_outage_before_cordon_touches_no_node_and_stops_the_rollout(outages: Fleet) -> None:
+    fleet = outages
+    names = sorted(fleet.nodes)[:3]
+    fleet.outage(600)
+    try:
+        run = fleet.playbook("remediate", "-l", ",".join(names))
+    finally:
+        fleet.end_outage()
+    assert run.rc != 0, run.tail()
+    rows = run.rows()
+    first = names[0]
+    assert rows[first]["action"] == "failed"
+    assert "could not cordon" in rows[first]["message"] and "not touched" in rows[first]["message"]
+    assert [rows[name]["action"] for name in names[1:]] == ["not_processed", "not_processed"]
+    for name in names:
+        assert fleet.checkpoint_bytes(name) == fleet.originals[name]
+        assert not fleet.unschedulable(name)
+        assert CORDONED_BY not in fleet.annotations(name)
+        assert not os.path.exists(fleet.history_file(name))
+        assert_not_half_done(fleet, name)
+
+
+def outage_after_start(fleet: Fleet, name: str, request: Dict[str, Any], path: str) -> Dict[str, Any]:
+    """remediate_service_commands whose start also tells the sandbox API to fail (right after kubelet starts)."""
+    commands = fleet.info_inventory_commands(name)
+    poke = (
+        "import json, urllib.request; urllib.request.urlopen(urllib.request.Request(%r, data=json.dumps(%r).encode(), method='POST'), timeout=10)"
+        % (fleet.api_url + path, request)
+    )
+    commands["start"] += " && %s -c %s" % (fleet.info["python"], json.dumps(poke))
+    return {"remediate_service_commands": commands}
+
+
+def test_api_outage_after_the_repair_leaves_the_node_repaired_and_cordoned(outages: Fleet) -> None:
+    fleet = outages
+    name = sorted(fleet.nodes)[0]
+    extra = outage_after_start(fleet, name, {"seconds": 600, "mode": "unavailable"}, "/_sandbox/outage")
+    extra["remediate_ready_timeout"] = 4
+    try:
+        run = fleet.playbook("remediate", "-l", name, extra=extra)
+    finally:
+        fleet.end_outage()
+    assert run.rc != 0, run.tail()
+    row = run.rows()[name]
+    assert row["action"] == "failed", row
+    assert "repaired but still cordoned" in row["message"] and "kubectl uncordon %s" % name in row["message"]
+    assert fleet.verdict(name) == "in_sync"
+    assert fleet.service(name)["active"]
+    assert fleet.unschedulable(name) and fleet.annotations(name)[CORDONED_BY] == MARKER
+    assert_not_half_done(fleet, name)
+    # Once the API is back, the next run finishes the job.
+    assert fleet.wait_ready(name) == "True"
+    again = fleet.playbook("remediate", "-l", name)
+    assert again.rc == 0, again.tail()
+    assert "finished an earlier repair" in again.rows()[name]["message"]
+    assert not fleet.unschedulable(name)
+    assert CORDONED_BY not in fleet.annotations(name)
+
+
+def test_uncordon_failure_says_the_node_is_repaired_but_cordoned(outages: Fleet) -> None:
+    fleet = outages
+    name = sorted(fleet.nodes)[1]
+    fault = {"method": "PATCH", "path": "^/api/v1/nodes/%s$" % name, "code": 500, "count": 1000, "message": "injected fault"}
+    extra = outage_after_start(fleet, name, fault, "/_sandbox/faults")
+    try:
+        run = fleet.playbook("remediate", "-l", name, extra=extra)
+    finally:
+        fleet.api("DELETE", "/_sandbox/faults")
+    assert run.rc != 0, run.tail()
+    row = run.rows()[name]
+    assert row["action"] == "failed", row
+    assert "repaired and Ready but still cordoned" in row["message"]
+    assert fleet.verdict(name) == "in_sync" and fleet.unschedulable(name)
+    assert_not_half_done(fleet, name)
+    again = fleet.playbook("remediate", "-l", name)
+    assert again.rc == 0, again.tail()
+    assert not fleet.unschedulable(name) and CORDONED_BY not in fleet.annotations(name)
+
+
+def test_without_the_api_the_role_repairs_and_says_cordon_was_not_managed(outages: Fleet) -> None:
+    fleet = outages
+    name = sorted(fleet.nodes)[2]
+    fleet.outage(600)
+    try:
+        run = fleet.playbook("remediate", "-l", name, "-e", "remediate_require_api=false")
+    finally:
+        fleet.end_outage()
+    assert run.rc == 0, run.tail()
+    row = run.rows()[name]
+    assert row["action"] == "repaired" and row["api_managed"] is False
+    assert "cordon state was not managed" in row["message"]
+    assert fleet.verdict(name) == "in_sync" and fleet.service(name)["active"]
+    assert not fleet.unschedulable(name)
