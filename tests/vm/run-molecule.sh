@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The molecule stage of the test command: real multi-NUMA QEMU guests (extensions/molecule/).
+#
+#   bash tests/vm/run-molecule.sh                 molecule test --all (fast drift refuse kaslr)
+#   bash tests/vm/run-molecule.sh drift kaslr     molecule test -s drift -s kaslr
+#
+# One `molecule test` run inside a time budget, with a summary (time and result per scenario);
+# exits non-zero when a scenario failed or the budget ran out.
+# Exits 0 with a clear "SKIPPED: <why>" line where QEMU guests cannot run: not Linux, not x86_64,
+# not root while the guest image still has to be built, NUMA_DRIFT_MOLECULE=0. Guests run under TCG
+# (no /dev/kvm needed). Host tools come from Debian's packages (tests/vm/requirements.sh installs
+# what is missing); the guest image is built on the first run and cached (tests/vm/build-image.sh).
+#
+# Environment:
+#   NUMA_DRIFT_MOLECULE=0             skip this stage
+#   NUMA_DRIFT_MOLECULE_BUDGET=2700   seconds for all scenarios together (then they are stopped)
+#   NUMA_DRIFT_VM_CACHE               guest image cache (default ~/.cache/nodeops-numa-drift/vm)
+#   NUMA_DRIFT_VM_RECORDS             where boot records and serial logs are kept (default tests/output/molecule)
+set -uo pipefail
+shopt -s lastpipe  # the output filter below keeps its variables
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BUDGET=${NUMA_DRIFT_MOLECULE_BUDGET:-2700}
+
+say() { printf 'molecule-vm: %s\n' "$*"; }
+skip() { say "SKIPPED: $*"; exit 0; }
+
+[ "${NUMA_DRIFT_MOLECULE:-1}" != 0 ] || skip "NUMA_DRIFT_MOLECULE=0"
+[ "$(uname -s)" = Linux ] || skip "QEMU guests with a Debian image need Linux (this is $(uname -s))"
+[ "$(uname -m)" = x86_64 ] || skip "the guest image is amd64 and is built with debootstrap on the host (this is $(uname -m))"
+
+scenarios=("$@")
+targets=(--all)
+if [ ${#scenarios[@]} -gt 0 ]; then
+  targets=()
+  for s in "${scenarios[@]}"; do
+    [ -f "$ROOT/extensions/molecule/$s/molecule.yml" ] || { say "no scenario $s in extensions/molecule"; exit 2; }
+    targets+=(-s "$s")
+  done
+else
+  mapfile -t scenarios < <(cd "$ROOT/extensions/molecule" && for f in */molecule.yml; do echo "${f%/molecule.yml}"; done)
+fi
+
+if ! bash "$HERE/requirements.sh" --check >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    skip "QEMU/debootstrap are missing and installing them needs root: $(bash "$HERE/requirements.sh" --check)"
+  fi
+  bash "$HERE/requirements.sh" || { say "FAILED: could not install the host tools (tests/vm/requirements.sh)"; exit 1; }
+fi
+if [ "$(id -u)" -ne 0 ] && ! bash "$HERE/build-image.sh" >/dev/null 2>&1; then
+  skip "the guest image is not built yet and building it (debootstrap, chroot) needs root"
+fi
+
+# molecule and ansible from the project's venv; the checkout as the collection nodeops.numa_drift.
+VENV="$ROOT/.venv"
+[ -x "$VENV/bin/molecule" ] || { say "FAILED: $VENV/bin/molecule missing (run scripts/setup.sh)"; exit 1; }
+export PATH="$VENV/bin:$PATH" VIRTUAL_ENV="$VENV"
+key=$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)
+collections="${TMPDIR:-/tmp}/nodeops-numa-drift-$key"
+mkdir -p "$collections/ansible_collections/nodeops"
+ln -sfn "$ROOT" "$collections/ansible_collections/nodeops/numa_drift"
+export ANSIBLE_COLLECTIONS_PATH="$collections"
+export NUMA_DRIFT_VM_RECORDS=${NUMA_DRIFT_VM_RECORDS:-$ROOT/tests/output/molecule}
+export ANSIBLE_FORCE_COLOR=${ANSIBLE_FORCE_COLOR:-0} PY_COLORS=${PY_COLORS:-0}
+mkdir -p "$NUMA_DRIFT_VM_RECORDS"
+cd "$ROOT" || exit 1
+
+start_all=$(date +%s)
+image_start=$(date +%s)
+image=$(bash "$HERE/build-image.sh") || { say "FAILED: guest image build"; exit 1; }
+say "guest image $image ready in $(($(date +%s) - image_start))s"
+
+# Copy molecule's output through, noting when each scenario starts and its recap line.
+declare -A started=() recap=()
+order=()
+follow() {
+  local line name
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    if [[ $line =~ \[([A-Za-z0-9_-]+)\ \>\ [a-z_]+\]\ Executing ]]; then
+      name=${BASH_REMATCH[1]}
+      [ -n "${started[$name]:-}" ] || { started[$name]=$(date +%s); order+=("$name"); }
+    elif [[ $line =~ ^([A-Za-z0-9_-]+)\ +:\ actions=.*failed=([0-9]+) ]]; then
+      recap[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+    fi
+  done
+}
+
+# An interrupted earlier run may have left guests, containers or API stand-ins: clear them.
+timeout 600 molecule destroy "${targets[@]}" >/dev/null 2>&1 || true
+say "molecule test ${targets[*]} (budget ${BUDGET}s)"
+timeout --foreground -k 30 "$BUDGET" molecule test "${targets[@]}" 2>&1 | follow
+rc=${PIPESTATUS[0]}
+finished=$(date +%s)
+[ "$rc" -ne 124 ] || say "stopped: the time budget of ${BUDGET}s ran out"
+if [ "$rc" -ne 0 ]; then
+  # A failed or stopped run leaves its guests up: take them down.
+  timeout 600 molecule destroy "${targets[@]}" >/dev/null 2>&1 || say "molecule destroy failed"
+fi
+
+say "summary (records: $NUMA_DRIFT_VM_RECORDS)"
+for i in "${!order[@]}"; do
+  s=${order[$i]}
+  next=${order[$((i + 1))]:-}
+  end=$finished
+  [ -z "$next" ] || end=${started[$next]}
+  case "${recap[$s]:-}" in
+    0) state=passed ;;
+    "") state="FAILED (did not finish)" ;;
+    *) state="FAILED (${recap[$s]} actions failed)" ;;
+  esac
+  printf '  %-8s %-28s %5ss\n' "$s" "$state" "$((end - ${started[$s]}))"
+done
+for s in "${scenarios[@]}"; do
+  [ -n "${started[$s]:-}" ] || printf '  %-8s %-28s\n' "$s" "NOT RUN"
+done
+say "total $((finished - start_all))s, molecule exit $rc"
+exit "$rc"
