@@ -538,3 +538,83 @@ def test_without_the_api_the_role_repairs_and_says_cordon_was_not_managed(outage
     assert "cordon state was not managed" in row["message"]
     assert fleet.verdict(name) == "in_sync" and fleet.service(name)["active"]
     assert not fleet.unschedulable(name)
+
+
+# --------------------------------------------------------------------------- optional drain
+
+
+@pytest.fixture(scope="module")
+def draining(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    yield from make_fleet(tmp_path_factory, collections_path, "all-drift")
+
+
+def pods_on(fleet: Fleet, name: str) -> Dict[str, Dict[str, Any]]:
+    listing = fleet.api("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3D" + name)
+    return {"%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]): pod for pod in listing["items"]}
+
+
+def owned_by_daemonset(pod: Dict[str, Any]) -> bool:
+    return any(owner.get("kind") == "DaemonSet" for owner in pod["metadata"].get("ownerReferences") or [])
+
+
+def annotate_pod(fleet: Fleet, pod: Dict[str, Any], annotation: str) -> str:
+    """Re-create the pod with one of the sandbox's eviction annotations set to "true"; its namespace/name."""
+    namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+    blocked = json.loads(json.dumps(pod))
+    blocked["metadata"].setdefault("annotations", {})[annotation] = "true"
+    for key in ("resourceVersion", "uid", "creationTimestamp"):
+        blocked["metadata"].pop(key, None)
+    fleet.api("DELETE", "/api/v1/namespaces/%s/pods/%s" % (namespace, name))
+    fleet.api("POST", "/api/v1/namespaces/%s/pods" % namespace, blocked)
+    return "%s/%s" % (namespace, name)
+
+
+def test_drain_evicts_the_workload_then_repairs_and_uncordons(draining: Fleet) -> None:
+    fleet = draining
+    name = sorted(fleet.nodes)[0]
+    before = pods_on(fleet, name)
+    workload = sorted(key for key, pod in before.items() if not owned_by_daemonset(pod))
+    daemons = sorted(key for key, pod in before.items() if owned_by_daemonset(pod))
+    assert workload and daemons, before.keys()
+    run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true")
+    assert run.rc == 0, run.tail()
+    assert run.rows()[name]["action"] == "repaired", run.rows()[name]
+    after = pods_on(fleet, name)
+    assert sorted(after) == daemons, "drain must evict the workload and leave DaemonSet pods: %s" % sorted(after)
+    assert fleet.verdict(name) == "in_sync"
+    assert fleet.ready(name) == "True" and not fleet.unschedulable(name)
+    assert CORDONED_BY not in fleet.annotations(name)
+
+
+def assert_drain_failed_and_nothing_touched(fleet: Fleet, name: str, run: Run, pod: str) -> str:
+    assert run.rc != 0, run.tail()
+    row = run.rows()[name]
+    assert row["action"] == "failed", row
+    assert row["message"].startswith("drain failed; kubelet and its checkpoint were not touched"), row["message"]
+    assert fleet.checkpoint_bytes(name) == fleet.originals[name]
+    assert fleet.unschedulable(name) and fleet.annotations(name)[CORDONED_BY] == MARKER and fleet.annotations(name)[REASON]
+    assert pod in pods_on(fleet, name)
+    assert not os.path.exists(fleet.history_file(name))
+    assert_not_half_done(fleet, name)
+    return row["message"]
+
+
+def test_drain_refused_by_a_disruption_budget_fails_the_node_and_touches_nothing(draining: Fleet) -> None:
+    fleet = draining
+    name = sorted(fleet.nodes)[1]
+    workload = [pod for pod in pods_on(fleet, name).values() if not owned_by_daemonset(pod)]
+    blocked = annotate_pod(fleet, workload[0], "sandbox.nodeops.io/eviction-blocked")
+    run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true")
+    assert "disruption budget" in assert_drain_failed_and_nothing_touched(fleet, name, run, blocked)
+
+
+def test_drain_wait_timeout_fails_the_node_instead_of_warning(draining: Fleet) -> None:
+    # kubernetes.core.k8s_drain only warns when wait_timeout expires with pods still terminating
+    # (as they do when kubelet is down): the role must fail the node there, before any repair.
+    fleet = draining
+    name = sorted(fleet.nodes)[2]
+    workload = [pod for pod in pods_on(fleet, name).values() if not owned_by_daemonset(pod)]
+    lingering = annotate_pod(fleet, workload[0], "sandbox.nodeops.io/eviction-lingers")
+    run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true", "-e", "remediate_drain_timeout=3")
+    assert_drain_failed_and_nothing_touched(fleet, name, run, lingering)
+    assert pods_on(fleet, name)[lingering]["metadata"].get("deletionTimestamp")

@@ -43,6 +43,7 @@ def initial_state() -> Dict[str, Any]:
         apiserver.pod_object("kube-system", "kube-proxy-a", "sbx-a", owner_kind="DaemonSet", owner_name="kube-proxy"),
         apiserver.pod_object("workloads", "app-b-0", "sbx-b", labels={"app": "numa"}),
         apiserver.pod_object("workloads", "guarded-c-0", "sbx-c", annotations={apiserver.EVICTION_BLOCKED_ANNOTATION: "true"}),
+        apiserver.pod_object("workloads", "stuck-b-1", "sbx-b", annotations={apiserver.EVICTION_LINGERS_ANNOTATION: "true"}),
     ]
     return {"resourceVersion": 1, "nodes": nodes, "pods": {"%s/%s" % (p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}}
 
@@ -174,6 +175,9 @@ def test_eviction_deletes_the_pod_or_answers_429(kubeconfig: str) -> None:
     with pytest.raises(client.ApiException) as blocked:
         core.create_namespaced_pod_eviction("guarded-c-0", "workloads", client.V1Eviction(metadata=client.V1ObjectMeta(name="guarded-c-0")))
     assert blocked.value.status == 429 and "disruption budget" in json.loads(blocked.value.body)["message"]
+    # Accepted, but the pod stays Terminating (its kubelet never confirms it stopped).
+    core.create_namespaced_pod_eviction("stuck-b-1", "workloads", client.V1Eviction(metadata=client.V1ObjectMeta(name="stuck-b-1")))
+    assert core.read_namespaced_pod("stuck-b-1", "workloads").metadata.deletion_timestamp is not None
 
 
 def test_outage_injection_unavailable_then_refused(api: ApiServer) -> None:

@@ -13,7 +13,9 @@ and the kubelet stand-in use, with the real server's wire behaviour on those pat
   resource ignores ``status``), ``dryRun``;
 * pods: list (all namespaces or one, ``fieldSelector spec.nodeName=...``, ``labelSelector``), get,
   create, delete, ``pods/eviction`` (a pod annotated ``sandbox.nodeops.io/eviction-blocked: "true"``
-  answers 429 like a PodDisruptionBudget would); policy/v1 poddisruptionbudgets (always empty);
+  answers 429 like a PodDisruptionBudget would; one annotated ``sandbox.nodeops.io/eviction-lingers:
+  "true"`` accepts the eviction but stays, Terminating, like a pod whose kubelet never confirms it
+  stopped); policy/v1 poddisruptionbudgets (always empty);
 * ``resourceVersion`` bumped on every write; 409 Conflict with a ``Status`` body when a PUT or
   PATCH carries a stale ``metadata.resourceVersion``; errors are ``Status`` objects;
 * the node controllers' visible effects: the ``node.kubernetes.io/unschedulable`` taint follows
@@ -68,6 +70,7 @@ KUBERNETES_VERSION = {
     "platform": "linux/amd64",
 }
 EVICTION_BLOCKED_ANNOTATION = "sandbox.nodeops.io/eviction-blocked"
+EVICTION_LINGERS_ANNOTATION = "sandbox.nodeops.io/eviction-lingers"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
@@ -776,6 +779,13 @@ class Store:
                 self.save()
             return pod
 
+    def mark_terminating(self, namespace: str, name: str) -> None:
+        """Graceful deletion that never completes: the pod keeps a deletionTimestamp and stays listed."""
+        pod = self.pods[_pod_key(namespace, name)]
+        pod["metadata"].setdefault("deletionTimestamp", rfc3339(time.time()))
+        self._bump(pod)
+        self.save()
+
     def evict_pod(self, namespace: str, name: str, body: Any, dry_run: bool = False) -> Dict[str, Any]:
         if not isinstance(body, dict) or body.get("kind", "Eviction") != "Eviction":
             raise bad_request("the body must be an Eviction (policy/v1)")
@@ -783,12 +793,17 @@ class Store:
             raise bad_request("name in URL does not match name in Eviction object")
         with self.lock:
             pod = self.get_pod(namespace, name)
-            if (pod["metadata"].get("annotations") or {}).get(EVICTION_BLOCKED_ANNOTATION) == "true":
+            annotations = pod["metadata"].get("annotations") or {}
+            if annotations.get(EVICTION_BLOCKED_ANNOTATION) == "true":
                 raise ApiError(
                     429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.",
                     {"causes": [{"reason": "DisruptionBudget", "message": "The disruption budget sandbox-pdb needs 1 healthy pods and has 1 currently"}]},
                 )
-            self.delete_pod(namespace, name, dry_run)
+            if annotations.get(EVICTION_LINGERS_ANNOTATION) == "true":
+                if not dry_run:
+                    self.mark_terminating(namespace, name)
+            else:
+                self.delete_pod(namespace, name, dry_run)
         return status_object(201, "", "")
 
     def namespaces(self) -> Dict[str, Any]:
