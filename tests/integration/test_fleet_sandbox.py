@@ -397,6 +397,26 @@ def test_loop_guard_refuses_a_node_repaired_too_often(mixed: Fleet, remediated: 
     assert again.rows()[name]["action"] == "dry_run"
 
 
+def test_cordon_unrepairable_cordons_refused_nodes_and_touches_nothing_else(mixed: Fleet, remediated: Dict[str, Any]) -> None:
+    refused = expected(mixed, "drift_exceeds_bound") + expected(mixed, "hugepages_changed")
+    before = {name: tree_snapshot(mixed.root(name)) for name in refused}
+    run = mixed.playbook("remediate", "-l", ",".join(refused), "-e", "numa_drift_batch=100%", "-e", "remediate_cordon_unrepairable=true")
+    assert run.rc == 0, run.tail()
+    for name in refused:
+        row = run.rows()[name]
+        assert row["action"] == "refused" and row["message"].endswith(", and cordoned"), row
+        assert tree_snapshot(mixed.root(name)) == before[name], name
+        assert mixed.unschedulable(name)
+        annotations = mixed.annotations(name)
+        assert annotations[CORDONED_BY] == MARKER
+        assert annotations[REASON] == "not repairable: " + mixed.nodes[name]["expected_verdict"]
+    # Without the option, a later run leaves our cordon as it is (the node is still not repairable).
+    again = mixed.playbook("remediate", "-l", ",".join(refused), "-e", "numa_drift_batch=100%")
+    assert again.rc == 0, again.tail()
+    assert all(mixed.unschedulable(name) and mixed.annotations(name)[CORDONED_BY] == MARKER for name in refused)
+    assert all(tree_snapshot(mixed.root(name)) == before[name] for name in refused)
+
+
 # --------------------------------------------------------------------------- kubelet still failing after the repair
 
 
