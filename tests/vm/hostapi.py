@@ -19,16 +19,14 @@ import argparse
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-from typing import Optional
 
 if __package__:
-    from ansible_collections.nodeops.numa_drift.tests.vm.qemu import pid_alive as alive
+    from ansible_collections.nodeops.numa_drift.tests.vm.qemu import pid_alive, read_number, terminate
 else:  # run as a script: this directory is on sys.path
-    from qemu import pid_alive as alive  # type: ignore[no-redef]
+    from qemu import pid_alive, read_number, terminate  # type: ignore[no-redef]
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 APISERVER = os.path.join(CHECKOUT, "tests", "sandbox", "apiserver.py")
@@ -52,20 +50,12 @@ current-context: numa-drift-vm
 """
 
 
-def read_int(path: str) -> Optional[int]:
-    try:
-        with open(path) as handle:
-            return int(handle.read().strip())
-    except (OSError, ValueError):
-        return None
-
-
 def start(directory: str) -> dict:
     os.makedirs(directory, exist_ok=True)
     paths = {name: os.path.join(directory, name) for name in ("state.json", "port", "pid", "kubeconfig", "alive", "server.log")}
-    pid = read_int(paths["pid"])
-    port = read_int(paths["port"])
-    if not (alive(pid) and port):
+    pid = read_number(paths["pid"])
+    port = read_number(paths["port"])
+    if not (pid_alive(pid) and port):
         with open(paths["alive"], "w") as handle:
             handle.write("remove this file to stop the API stand-in\n")
         with contextlib.suppress(FileNotFoundError):
@@ -87,7 +77,7 @@ def start(directory: str) -> dict:
             if proc.poll() is not None:
                 raise SystemExit("API stand-in exited with %s; log %s" % (proc.returncode, paths["server.log"]))
             time.sleep(0.2)
-            port = read_int(paths["port"])
+            port = read_number(paths["port"])
         if not port:
             raise SystemExit("API stand-in did not write its port within 30 s; log %s" % paths["server.log"])
     with open(paths["kubeconfig"], "w") as handle:
@@ -96,16 +86,9 @@ def start(directory: str) -> dict:
 
 
 def stop(directory: str) -> dict:
-    pid = read_int(os.path.join(directory, "pid"))
-    if alive(pid):
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.time() + 10
-        while alive(pid) and time.time() < deadline:
-            time.sleep(0.2)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
-        if alive(pid):
-            os.kill(pid, signal.SIGKILL)
+    pid = read_number(os.path.join(directory, "pid"))
+    if pid_alive(pid):
+        terminate(pid, 10)
     for name in ("pid", "port", "alive"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(directory, name))

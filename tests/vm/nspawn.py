@@ -35,6 +35,11 @@ import sys
 import time
 from typing import Dict, List, Optional
 
+if __package__:
+    from ansible_collections.nodeops.numa_drift.tests.vm.qemu import free_port, terminate
+else:  # run as a script: this directory is on sys.path
+    from qemu import free_port, terminate  # type: ignore[no-redef]
+
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Memory the fake node loses to the kernel and firmware, as a 2-node TCG guest shows it.
 NODE_OVERHEAD_KB = {0: 43008 + 45260, "other": 8192}
@@ -87,12 +92,6 @@ def write_tree(directory: str, numa_mib: List[int], hugepages_2m: Dict[int, int]
                        "cpulist": "%d" % node if node < 2 else ""}
     nodetree().build_node_tree(tree, nodes=nodes)
     return {str(node): spec["mem_total_kb"] for node, spec in nodes.items()}
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def leader_of(nspawn_pid: int) -> Optional[int]:
@@ -183,14 +182,8 @@ def stop(directory: str) -> Optional[str]:
             record = json.load(handle)
     except OSError:
         return None
-    pid = record["nspawn_pid"]
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)  # with --boot: an orderly poweroff of the container
-    deadline = time.time() + 30
-    while time.time() < deadline and os.path.exists("/proc/%d" % pid):
-        time.sleep(0.3)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+    # SIGTERM to systemd-nspawn --boot is an orderly poweroff of the container.
+    terminate(record["nspawn_pid"], 30)
     return record["name"]
 
 

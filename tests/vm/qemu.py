@@ -148,7 +148,8 @@ def pid_alive(pid: Optional[int]) -> bool:
         return False
 
 
-def read_pid(path: str) -> Optional[int]:
+def read_number(path: str) -> Optional[int]:
+    """The positive integer a pid or port file holds; None when it is missing, empty, 0 or not a number."""
     try:
         with open(path) as handle:
             return int(handle.read().strip() or 0) or None
@@ -157,7 +158,7 @@ def read_pid(path: str) -> Optional[int]:
 
 
 def qemu_pid(vm: dict) -> Optional[int]:
-    pid = read_pid(os.path.join(vm["vm_dir"], "qemu.pid"))
+    pid = read_number(os.path.join(vm["vm_dir"], "qemu.pid"))
     return pid if pid_alive(pid) else None
 
 
@@ -447,6 +448,15 @@ def wait_gone(pid: int, timeout: float) -> bool:
             return True
         time.sleep(0.5)
     return not pid_alive(pid)
+
+
+def terminate(pid: int, timeout: float) -> None:
+    """SIGTERM, then SIGKILL when the process is still there after ``timeout`` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    if not wait_gone(pid, timeout):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def qmp(vm: dict, command: str) -> None:
