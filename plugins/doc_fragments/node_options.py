@@ -18,21 +18,31 @@ options:
   kubelet_root_dir:
     description:
       - Kubelet's C(--root-dir) on the node, holding C(memory_manager_state).
-      - When not set, the C(--root-dir) found in the kubelet flags is used, else C(/var/lib/kubelet).
+      - When not set, the C(--root-dir) of kubelet's command line is used (as discovered, see I(kubelet_flags)),
+        else C(/var/lib/kubelet). k0s and MicroK8s move it (C(/var/lib/k0s/kubelet),
+        C(/var/snap/microk8s/common/var/lib/kubelet)); the probe finds that by itself.
     type: path
   kubelet_config:
     description:
-      - Path on the node of kubelet's C(KubeletConfiguration) file (YAML or JSON).
-      - When not set, the C(--config) found in the kubelet flags is used, else C(<kubelet_root_dir>/config.yaml).
+      - Path on the node of kubelet's C(KubeletConfiguration) file (C(--config), YAML or JSON).
+      - When not set, the C(--config) of kubelet's command line is used; on a node with no kubelet unit and no
+        distribution wrapper, C(<kubelet_root_dir>/config.yaml) (kubeadm's place).
       - YAML needs PyYAML on the node; without it, pass I(policy) and I(reserved_memory), or use a JSON file.
+    type: path
+  kubelet_config_dir:
+    description:
+      - Path on the node of kubelet's C(--config-dir) drop-in directory.
+      - When not set, the C(--config-dir) of kubelet's command line is used. Its C(*.conf) files are merged the way
+        kubelet merges them (lexical order, sub-directories included, maps key by key, lists replaced).
     type: path
   kubelet_flags:
     description:
-      - Kubelet command-line flags, as one string or a list, for settings not in the config file
-        (C(--reserved-memory), C(--memory-manager-policy), C(--root-dir), C(--config), C(--system-reserved),
-        C(--kube-reserved), C(--eviction-hard)).
-      - When not set, the flags in C(/var/lib/kubelet/kubeadm-flags.env), C(/etc/default/kubelet) and
-        C(/etc/sysconfig/kubelet) are read.
+      - Kubelet's command line, as one string or a list. When set it replaces the discovered one.
+      - When not set, the probe builds it as the node's service manager does, from the systemd unit of kubelet and
+        its drop-ins and environment files, or from the distribution's wrapper (k3s, RKE2, k0s, MicroK8s, EKS,
+        OpenShift, Kubespray); on a node with neither, from C(/var/lib/kubelet/kubeadm-flags.env),
+        C(/etc/default/kubelet) and C(/etc/sysconfig/kubelet). See the collection's docs/distributions.md.
+      - Flags win over the config file and drop-ins, as in kubelet.
     type: raw
   drift_bound:
     description:

@@ -13,16 +13,14 @@ patch of the deltas. :func:`probe` is the one function here that reads files.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import (
-    KubeletSettings,
-    load_kubelet_settings,
-    node_allocatable_errors,
-)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import KubeletSettings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_checks import node_allocatable_errors
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_config import load_kubelet_settings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import node_join, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import (
     MEMORY,
     NodeMemory,
@@ -54,6 +52,7 @@ __all__ = [
 ]
 
 VERDICTS = (
+    "kubelet_config_unknown",
     "no_checkpoint",
     "corrupt",
     "unsupported_layout",
@@ -66,14 +65,19 @@ VERDICTS = (
     "drift_exceeds_bound",
     "assignments_do_not_fit",
     "drift_within_bound",
+    "kubelet_tolerates",
 )
 REPAIRABLE = "drift_within_bound"
-NOTHING_TO_DO = ("in_sync", "no_checkpoint")
+TOLERATED = "kubelet_tolerates"
+NOTHING_TO_DO = ("in_sync", "no_checkpoint", TOLERATED)
 KERNEL_MARGIN_BYTES = 64 * 1024 * 1024  # KEP-6232: bound = kernel image span + 64 MiB (spec 7.2)
 VALIDATED_POLICIES = ("Static", "BestEffort")  # BestEffort wraps Static's validation (spec 5.5)
 EXPECTED_STATE_DIFFERS = "[memorymanager] the expected machine state is different from the real one"
 
 _ADVICE = {
+    "kubelet_config_unknown": "nothing was touched: fix or name kubelet's configuration (options kubelet_config, "
+    "kubelet_config_dir, kubelet_flags, kubelet_root_dir, or policy and reserved_memory), then probe again",
+    "kubelet_tolerates": "nothing to do: kubelet tolerates this drift itself (KEP-6232 memory-drift-tolerance)",
     "no_checkpoint": "nothing to do: kubelet writes a fresh checkpoint at start",
     "in_sync": "nothing to do: kubelet starts with this checkpoint",
     "drift_within_bound": "repair it with nodeops.numa_drift.kubelet_mm_checkpoint (state: repaired)",
@@ -295,19 +299,19 @@ def _plan(report: checkpoint.CheckpointReport, expected: checkpoint.NodeMap) -> 
     return RepairPlan(layout, fields, checkpoint.marshal_for_layout(fields, layout))
 
 
-def assess(
-    raw: Optional[bytes], node: NodeFacts, settings: KubeletSettings, bound_option: str = "auto"
-) -> Assessment:
-    """Decide, for one node, what kubelet would do and what a repair may do."""
-    bound, source = resolve_bound(bound_option, node)
-    if raw is None:
-        return Assessment("no_checkpoint", (Cause("no_checkpoint", checkpoint.CHECKPOINT_FILE_NAME + " does not exist"),), bound, source, (), None, None)
-    report = checkpoint.inspect_checkpoint(raw)
-    causes = _layout_causes(report)
-    if not report.verified:
-        return Assessment("corrupt", tuple(causes), bound, source, (), report, None)
+def _config_unknown(settings: KubeletSettings, bound: Optional[int], source: str) -> Optional[Assessment]:
+    """Kubelet's configuration could not be found or read: no verdict about the checkpoint."""
+    if not settings.config_problems:
+        return None
+    causes = tuple(Cause("kubelet_config_unknown", problem) for problem in settings.config_problems)
+    return Assessment("kubelet_config_unknown", causes, bound, source, (), None, None)
+
+
+def _judge(
+    report: checkpoint.CheckpointReport, node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
+) -> Tuple[List[Cause], Tuple[NodeDrift, ...], checkpoint.NodeMap]:
     content = report.content
-    causes += _policy_causes(content, settings)
+    causes = _layout_causes(report) + _policy_causes(content, settings)
     causes += [Cause("reserved_changed", "reading the kubelet configuration: " + p) for p in settings.problems]
     nodes: Tuple[NodeDrift, ...] = ()
     expected: checkpoint.NodeMap = {}
@@ -316,6 +320,41 @@ def assess(
         causes += state_causes
     elif not causes:
         causes.append(Cause("in_sync", 'policy "%s" does not validate the machine state' % settings.policy))
+    return causes, nodes, expected
+
+
+def kubelet_bound(settings: KubeletSettings, node: NodeFacts) -> Tuple[Optional[int], str]:
+    """The bound kubelet itself applies with KEP-6232 on; ``auto`` without iomem is exact (kubernetes#142121)."""
+    bound, source = resolve_bound(settings.drift_tolerance or "off", node)
+    if bound is None:
+        return 0, "kubelet's auto tolerance: exact comparison (%s)" % source
+    return bound, "kubelet's memory-drift-tolerance " + source
+
+
+def _tolerated(causes: List[Cause]) -> List[Cause]:
+    return [Cause(TOLERATED, cause.message + "; kubelet tolerates it itself") if cause.verdict == REPAIRABLE else cause for cause in causes]
+
+
+def assess(
+    raw: Optional[bytes], node: NodeFacts, settings: KubeletSettings, bound_option: str = "auto"
+) -> Assessment:
+    """Decide, for one node, what kubelet would do and what a repair may do."""
+    bound, source = resolve_bound(bound_option, node)
+    unknown = _config_unknown(settings, bound, source)
+    if unknown:
+        return unknown
+    if raw is None:
+        return Assessment("no_checkpoint", (Cause("no_checkpoint", checkpoint.CHECKPOINT_FILE_NAME + " does not exist"),), bound, source, (), None, None)
+    report = checkpoint.inspect_checkpoint(raw)
+    if not report.verified:
+        return Assessment("corrupt", tuple(_layout_causes(report)), bound, source, (), report, None)
+    if settings.drift_tolerance is not None:
+        # KEP-6232 on: kubelet_tolerates stands where drift_within_bound would, judged with kubelet's bound.
+        own_bound, own_source = kubelet_bound(settings, node)
+        causes, nodes, _expected = _judge(report, node, settings, own_bound, own_source)
+        if _first_verdict(causes) == REPAIRABLE:
+            return Assessment(TOLERATED, tuple(_tolerated(causes)), own_bound, own_source, nodes, report, None)
+    causes, nodes, expected = _judge(report, node, settings, bound, source)
     verdict = _first_verdict(causes)
     plan = _plan(report, expected) if verdict == REPAIRABLE else None
     return Assessment(verdict, tuple(causes), bound, source, nodes, report, plan)
@@ -336,7 +375,8 @@ def verify_written(content: bytes, plan: RepairPlan) -> List[str]:
 
 
 def checkpoint_path(root: str, kubelet_root_dir: str) -> str:
-    return os.path.join(root, kubelet_root_dir.lstrip("/"), checkpoint.CHECKPOINT_FILE_NAME)
+    """Host path of ``<root dir>/memory_manager_state`` (spec 1; the root dir only moves with ``--root-dir``)."""
+    return under_root(root, node_join(kubelet_root_dir, checkpoint.CHECKPOINT_FILE_NAME))
 
 
 def read_checkpoint(path: str) -> Optional[bytes]:
@@ -363,6 +403,7 @@ def probe(
     root: str = "/",
     kubelet_root_dir: Optional[str] = None,
     kubelet_config: Optional[str] = None,
+    kubelet_config_dir: Optional[str] = None,
     drift_bound: str = "auto",
     policy: Optional[str] = None,
     reserved_memory: Optional[object] = None,
@@ -373,13 +414,14 @@ def probe(
         root=root,
         kubelet_root_dir=kubelet_root_dir,
         config_path=kubelet_config,
+        config_dir=kubelet_config_dir,
         flags=kubelet_flags,
         policy=policy,
         reserved_memory=reserved_memory,
     )
     node = read_node_facts(root)
     path = checkpoint_path(root, settings.root_dir)
-    raw = read_checkpoint(path)
+    raw = None if settings.config_problems else read_checkpoint(path)
     return ProbeResult(assess(raw, node, settings, drift_bound), settings, node, path, raw)
 
 

@@ -9,15 +9,23 @@ stable contract for playbooks, reports and the role (see the modules' RETURN doc
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import ERAS, CheckpointReport
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import Assessment, NodeDrift, ProbeResult
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import MEMORY, count_blocks
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import NodeFacts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import read_node_text, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import describe_bytes
 
-__all__ = ["assessment_facts", "summary_line", "numbers_text"]
+__all__ = ["assessment_facts", "summary_line", "numbers_text", "kubelet_view", "guard_view", "GUARD_PROGRAM", "GUARD_STATE"]
+
+# The boot guard's program and its record of the last boot (docs/guard.md).
+GUARD_PROGRAM = "/usr/local/libexec/nodeops-numa-drift/numa-drift-guard"
+GUARD_STATE = "/var/lib/nodeops-numa-drift/guard.json"
 
 
 def _pair(numbers: Optional[Dict[str, Any]], resource: str, index: int) -> Optional[int]:
@@ -85,6 +93,40 @@ def _kernel_view(node: NodeFacts) -> Dict[str, Any]:
     }
 
 
+def kubelet_view(settings: KubeletSettings) -> Dict[str, Any]:
+    """Where kubelet runs and what it is configured with, each setting with its source."""
+    return {
+        "distribution": settings.distribution,
+        "service": settings.service,
+        "policy": settings.policy,
+        "root_dir": settings.root_dir,
+        "config_path": settings.config_path,
+        "config_dir": settings.config_dir,
+        "dropins": list(settings.dropins),
+        "files_read": list(settings.sources),
+        "sources": dict(settings.field_sources),
+        "reserved_memory": {str(k): dict(v) for k, v in sorted(settings.reserved_memory.items())},
+        "system_reserved": dict(settings.system_reserved),
+        "kube_reserved": dict(settings.kube_reserved),
+        "eviction_hard_memory": settings.eviction_hard_memory,
+        "drift_tolerance": settings.drift_tolerance,
+        "problems": list(settings.config_problems) + list(settings.problems),
+    }
+
+
+def guard_view(root: str) -> Dict[str, Any]:
+    """The boot guard on this node: installed or not, and what it decided at its last boot."""
+    view: Dict[str, Any] = {"installed": os.path.isfile(under_root(root, GUARD_PROGRAM))}
+    text, _problem, _exists = read_node_text(root, GUARD_STATE, limit=64 * 1024)
+    try:
+        record = json.loads(text) if text else {}
+    except ValueError:
+        record = {}
+    record = record if isinstance(record, dict) else {}
+    view.update({key: record.get(key) for key in ("boot_id", "verdict", "action", "message", "time")})
+    return view
+
+
 def summary_line(assessment: Assessment, node_label: str = "") -> str:
     """One line a person can read: verdict, the largest moves, the bound, what is kept."""
     moves = [
@@ -103,7 +145,7 @@ def summary_line(assessment: Assessment, node_label: str = "") -> str:
     if report is not None and report.content is not None:
         pods, containers, blocks = count_blocks(report.content.entries)
         parts.append("%d pods/%d containers/%d blocks recorded, %s layout" % (pods, containers, blocks, report.layout))
-    if assessment.verdict not in ("in_sync", "no_checkpoint", "drift_within_bound"):
+    if assessment.verdict not in ("in_sync", "no_checkpoint", "drift_within_bound", "kubelet_tolerates"):
         first = assessment.causes_for(assessment.verdict)
         if first:
             parts.append(first[0])
@@ -123,13 +165,8 @@ def assessment_facts(result: ProbeResult) -> Dict[str, Any]:
         "nodes": [_node_view(drift, assessment.bound_bytes) for drift in assessment.nodes],
         "checkpoint": _checkpoint_view(assessment.report, result.path),
         "kernel_image": _kernel_view(node),
-        "kubelet": {
-            "policy": settings.policy,
-            "root_dir": settings.root_dir,
-            "config_path": settings.config_path,
-            "reserved_memory": {str(k): dict(v) for k, v in sorted(settings.reserved_memory.items())},
-            "problems": list(settings.problems),
-        },
+        "kubelet": kubelet_view(settings),
+        "guard": guard_view(node.root),
         "node_problems": list(node.problems),
         "eras": list(ERAS),
         "summary": summary_line(assessment),

@@ -11,6 +11,7 @@ NODE_OPTIONS_SPEC: Dict[str, Dict[str, Any]] = {
     "root": {"type": "path", "default": "/"},
     "kubelet_root_dir": {"type": "path"},
     "kubelet_config": {"type": "path"},
+    "kubelet_config_dir": {"type": "path"},
     "kubelet_flags": {"type": "raw"},
     "drift_bound": {"type": "str", "default": "auto"},
     "policy": {"type": "str"},

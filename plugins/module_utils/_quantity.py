@@ -10,8 +10,10 @@ canonical binary form kubelet uses to name hugepage resources (``hugepages-2Mi``
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
+from typing import Optional, Tuple
 
 __all__ = [
     "QuantityError",
@@ -19,7 +21,19 @@ __all__ = [
     "format_binary_quantity",
     "hugepage_resource_name",
     "describe_bytes",
+    "BINARY_SI",
+    "DECIMAL_SI",
+    "DECIMAL_EXPONENT",
+    "ByteQuantity",
+    "quantity_text",
+    "quantity_format",
+    "to_byte_quantity",
 ]
+
+BINARY_SI = "BinarySI"
+DECIMAL_SI = "DecimalSI"
+DECIMAL_EXPONENT = "DecimalExponent"
+INT64_MAX = 2 ** 63 - 1
 
 _BINARY_SUFFIXES = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -94,3 +108,80 @@ def describe_bytes(num_bytes: int) -> str:
             text = ("%.1f" % scaled).rstrip("0").rstrip(".")
             return "%s%s %s" % (sign, text, unit)
     return "%s%d B" % (sign, magnitude)
+
+
+# --------------------------------------------------------------------------- kubelet's printing
+
+
+class ByteQuantity(int):
+    """Bytes plus the ``resource.Quantity`` format kubelet keeps for printing them."""
+
+    format = DECIMAL_SI
+
+    def __new__(cls, value: int, quantity_format: str = DECIMAL_SI) -> "ByteQuantity":
+        self = super().__new__(cls, value)
+        self.format = quantity_format
+        return self
+
+    def __repr__(self) -> str:
+        return "ByteQuantity(%d, %r)" % (int(self), self.format)
+
+    @property
+    def kube_text(self) -> str:
+        return quantity_text(int(self), self.format)
+
+
+_SI_SUFFIXES = {0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+
+
+def _decimal_mantissa(value: int) -> Tuple[int, int]:
+    """``(mantissa, exponent)`` with exponent a multiple of 3 (``int64Amount.AsCanonicalBytes``)."""
+    if value == 0:
+        return 0, 0
+    exponent = 0
+    while value % 10 == 0:
+        value //= 10
+        exponent += 1
+    while exponent % 3:
+        value *= 10
+        exponent -= 1
+    return value, exponent
+
+
+def quantity_text(value: int, quantity_format: str) -> str:
+    """``resource.Quantity.String()`` for an integer number of bytes in a given format."""
+    if quantity_format == BINARY_SI and abs(value) >= 1024:
+        sign = "-" if value < 0 else ""
+        return sign + format_binary_quantity(abs(value))
+    mantissa, exponent = _decimal_mantissa(value)
+    if quantity_format == DECIMAL_EXPONENT:
+        return "%d%s" % (mantissa, "e%d" % exponent if exponent else "")
+    # DecimalSI, and BinarySI below 1024 ("preserves the 1000 format for smaller numbers").
+    if exponent in _SI_SUFFIXES:
+        return "%d%s" % (mantissa, _SI_SUFFIXES[exponent])
+    return "%d" % value
+
+
+def quantity_format(value: object) -> str:
+    """The format ``resource.ParseQuantity`` gives a valid quantity."""
+    if not isinstance(value, str):
+        return DECIMAL_SI  # a JSON/YAML number
+    text = value.strip()
+    if text.endswith("i"):
+        return BINARY_SI
+    if re.search(r"[eE][+-]?[0-9]+$", text):
+        return DECIMAL_EXPONENT
+    return DECIMAL_SI
+
+
+def to_byte_quantity(value: object, what: str) -> Tuple[Optional[ByteQuantity], Optional[str]]:
+    """A non-negative quantity that fits kubelet's int64, or ``(None, problem)``."""
+    if isinstance(value, float) and math.isfinite(value):
+        value = repr(value)
+    try:
+        parsed = parse_quantity(value)
+    except QuantityError as error:
+        return None, "%s: %s" % (what, error)
+    if parsed > INT64_MAX:
+        return None, "%s: %r does not fit in a signed 64-bit integer (kubelet cannot use it)" % (what, value)
+    return ByteQuantity(parsed, quantity_format(value)), None

@@ -127,12 +127,14 @@ ensure_collection_importable()
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._gojson import GoJsonError, parse_document  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import (  # noqa: E402
-    KubeletSettings,
-    load_kubelet_settings,
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._distributions import KubeletLaunch  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import KubeletSettings  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_checks import (  # noqa: E402
     node_allocatable_errors,
     node_allocatable_reservation,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_config import load_kubelet_settings  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import Arg  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import (  # noqa: E402
     NodeMemory,
     compare_states,
@@ -184,8 +186,14 @@ def machine_of(facts: NodeFacts) -> Dict[int, NodeMemory]:
     }
 
 
-def load_node(root: str, kubelet_root_dir: Optional[str], config: Optional[str]) -> Node:
-    settings = load_kubelet_settings(root=root, kubelet_root_dir=kubelet_root_dir, config_path=config)
+def load_node(root: str, kubelet_root_dir: Optional[str], config: Optional[str], kubelet_args: Sequence[str] = ()) -> Node:
+    """The node as kubelet sees it: with ``kubelet_args``, exactly as a kubelet given that argv
+    (``--config``, ``--config-dir``, flags; nothing discovered), else the node's kubeadm layout."""
+    if kubelet_args:
+        launch = KubeletLaunch("kubelet", None, tuple(Arg(arg, "kubelet's command line") for arg in kubelet_args))
+        settings = load_kubelet_settings(root=root, launch=launch)
+    else:
+        settings = load_kubelet_settings(root=root, kubelet_root_dir=kubelet_root_dir, config_path=config)
     facts = read_node_facts(root)
     path = os.path.join(root, settings.root_dir.lstrip("/"), checkpoint.CHECKPOINT_FILE_NAME)
     return Node(root, settings, facts, machine_of(facts), path)
@@ -193,7 +201,7 @@ def load_node(root: str, kubelet_root_dir: Optional[str], config: Optional[str])
 
 def construction_errors(node: Node) -> List[str]:
     """Kubelet's config and memory manager construction checks (spec 5.5)."""
-    errors = list(node.settings.problems)
+    errors = list(node.settings.config_problems) + list(node.settings.problems)
     if not node.facts.numa_nodes:
         errors.append("failed to get NUMA topology: no NUMA node under %s" % os.path.join(node.root, "sys/devices/system/node"))
     capacity = node.facts.machine_mem_total_bytes or sum(memory.mem_total_bytes for memory in node.machine.values())
@@ -526,7 +534,7 @@ def fail(message: str, reporter: Optional[StatusReporter]) -> int:
 def run(options: argparse.Namespace) -> int:
     stop = Stop()
     deadline = time.time() + options.max_lifetime
-    node = load_node(options.root, options.kubelet_root_dir, options.config)
+    node = load_node(options.root, options.kubelet_root_dir, options.config, options.kubelet_args)
     reporter = StatusReporter(options.api, options.token, options.node_name, options.node_ip, options.era, node) if options.api else None
     lock = hold_node_lock(node)
     if lock is None:
@@ -556,7 +564,7 @@ def run(options: argparse.Namespace) -> int:
 
 
 def check(options: argparse.Namespace) -> int:
-    node = load_node(options.root, options.kubelet_root_dir, options.config)
+    node = load_node(options.root, options.kubelet_root_dir, options.config, options.kubelet_args)
     result = start_memory_manager(node, options.era, options.state_comparison == "per-node", write=False)
     if result.error:
         sys.stderr.write(result.error + "\n")
@@ -631,7 +639,7 @@ def parse_requests(memory: str, hugepages: Sequence[str]) -> Dict[str, int]:
 
 
 def admit(options: argparse.Namespace) -> int:
-    node = load_node(options.root, options.kubelet_root_dir, options.config)
+    node = load_node(options.root, options.kubelet_root_dir, options.config, options.kubelet_args)
     lock = hold_node_lock(node)
     if lock is None:
         sys.stderr.write("admit: a kubelet stand-in is running on %s; stop it first\n" % options.root)
@@ -667,6 +675,9 @@ def add_node_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--era", choices=ERA_CHOICES, default="legacy", help="which kubelet's checkpoint reader and writer to behave like")
     parser.add_argument("--state-comparison", choices=("group", "per-node"), default="group",
                         help="group: kubelet >= 1.32 (group sums of free/reserved); per-node: older kubelets")
+    parser.add_argument("kubelet_args", nargs="*", metavar="-- KUBELET-ARG",
+                        help="after --: kubelet's own command line (--config, --config-dir, --root-dir, flags), "
+                        "read exactly as kubelet reads it; replaces --kubelet-root-dir and --config")
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

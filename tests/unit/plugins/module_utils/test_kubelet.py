@@ -12,25 +12,26 @@ import pytest
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _kubelet
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import (
     PYYAML_MISSING,
-    ByteQuantity,
     KubeletSettings,
     MemoryReservation,
     effective_reserved_memory,
-    eviction_hard_memory_reservation,
-    load_kubelet_settings,
-    node_allocatable_errors,
-    node_allocatable_reservation,
-    parse_env_file,
     parse_eviction_hard_flag,
     parse_key_value_flag,
     parse_kubelet_flags,
     parse_reserved_memory_config,
     parse_reserved_memory_flag,
     parse_reserved_memory_override,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_checks import (
+    eviction_hard_memory_reservation,
+    node_allocatable_errors,
+    node_allocatable_reservation,
     policy_errors,
-    quantity_text,
     reserved_memory_config_errors,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_config import load_kubelet_settings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import ByteQuantity, quantity_text
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import parse_env_file
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import build_node_tree
 
 MiB = 1024 * 1024
@@ -223,12 +224,14 @@ def test_env_file_parsing():
         "not a variable line\n"
         "1BAD=x\n"
     )
-    assert parse_env_file(text) == {
+    variables, problems = parse_env_file(text)
+    assert variables == {
         "KUBELET_KUBEADM_ARGS": "--container-runtime-endpoint=unix:///run/containerd/containerd.sock "
         "--reserved-memory=0:memory=1Gi;1:memory=1Gi",
         "KUBELET_EXTRA_ARGS": "--root-dir /data/kubelet",
         "PLAIN": "--a --b",
     }
+    assert [problem.split(":")[0] for problem in problems] == ["line 6", "line 7"]
 
 
 # --------------------------------------------------------------------------- config parsers
@@ -301,21 +304,24 @@ def test_defaults_when_nothing_is_configured(tmp_path):
     assert settings.config_path == "/var/lib/kubelet/config.yaml"
     assert settings.state_file == "/var/lib/kubelet/memory_manager_state"
     assert settings.problems == ()
-    assert "config: /var/lib/kubelet/config.yaml not found (kubelet defaults apply)" in settings.sources
+    # Nothing names a kubelet configuration: no verdict may be built on invented defaults.
+    assert settings.distribution == "unknown" and settings.service is None
+    assert len(settings.config_problems) == 1 and "no kubelet configuration found" in settings.config_problems[0]
 
 
 def test_yaml_config(tmp_path):
     pytest.importorskip("yaml")
     settings = settings_for(tmp_path, YAML_CONFIG)
     assert settings.problems == ()
-    assert settings.policy == "Static" and settings.field_sources["policy"] == "config"
+    assert settings.policy == "Static" and settings.field_sources["policy"] == "/var/lib/kubelet/config.yaml"
+    assert settings.distribution == "kubeadm" and settings.config_problems == ()
     assert settings.reserved_memory == {0: {"memory": GiB, "hugepages-1Gi": 2 * GiB}, 1: {"memory": 1536 * MiB}}
     assert settings.system_reserved == {"memory": 2 * GiB, "hugepages-1Gi": 2 * GiB}  # cpu is not memory
     assert settings.kube_reserved == {"memory": 312 * MiB}
     assert settings.eviction_hard_memory == "200Mi"
     assert settings.reserved_bytes(1, "memory") == 1536 * MiB and settings.reserved_bytes(1, "hugepages-1Gi") == 0
     assert settings.total_reserved("memory") == 2560 * MiB
-    assert "config: /var/lib/kubelet/config.yaml" in settings.sources
+    assert "/var/lib/kubelet/config.yaml" in settings.sources
 
 
 def test_json_config(tmp_path):
@@ -329,7 +335,9 @@ def test_json_config(tmp_path):
 def test_missing_pyyaml_yaml_file_is_a_clear_problem(tmp_path, monkeypatch):
     monkeypatch.setattr(_kubelet, "yaml", None)
     settings = settings_for(tmp_path, YAML_CONFIG)
-    assert settings.problems == ("kubelet config /var/lib/kubelet/config.yaml: " + PYYAML_MISSING,)
+    assert settings.config_problems == (
+        "kubelet --config: /var/lib/kubelet/config.yaml: " + PYYAML_MISSING + " (kubelet would not start)",
+    )
     assert PYYAML_MISSING == (
         "PyYAML is not installed on this node: install python3-yaml or pass policy and reserved_memory explicitly"
     )
@@ -346,7 +354,8 @@ def test_missing_pyyaml_with_explicit_values(tmp_path, monkeypatch):
     monkeypatch.setattr(_kubelet, "yaml", None)
     settings = settings_for(tmp_path, YAML_CONFIG, policy="Static", reserved_memory={0: {"memory": "1Gi"}})
     assert settings.policy == "Static" and settings.reserved_memory == {0: {"memory": GiB}}
-    assert settings.problems == ("kubelet config /var/lib/kubelet/config.yaml: " + PYYAML_MISSING,)
+    # The file's other reservations stay unknown: the configuration is still refused as unknown.
+    assert len(settings.config_problems) == 1 and PYYAML_MISSING in settings.config_problems[0]
 
 
 @pytest.mark.parametrize(
@@ -362,8 +371,9 @@ def test_missing_pyyaml_with_explicit_values(tmp_path, monkeypatch):
 def test_bad_config_documents_are_problems(tmp_path, text, fragment):
     pytest.importorskip("yaml")
     settings = settings_for(tmp_path, text)
-    assert len(settings.problems) == 1 and fragment in settings.problems[0]
-    assert settings.policy == "None"
+    assert len(settings.config_problems) == 1 and fragment in settings.config_problems[0]
+    assert "/var/lib/kubelet/config.yaml" in settings.config_problems[0]
+    assert settings.problems == () and settings.policy == "None"
 
 
 def test_empty_config_file_means_defaults(tmp_path):
@@ -404,20 +414,20 @@ def test_alias_bomb_does_not_hang(tmp_path):
 
 def test_oversized_config_file_is_refused(tmp_path):
     settings = settings_for(tmp_path, "#" * (4 * 1024 * 1024 + 10))
-    assert len(settings.problems) == 1 and "is larger than" in settings.problems[0]
+    assert len(settings.config_problems) == 1 and "is larger than" in settings.config_problems[0]
 
 
 def test_explicit_config_that_is_missing_is_a_problem(tmp_path):
     settings = settings_for(tmp_path, config_path="/etc/kubernetes/kubelet.yaml")
     assert settings.config_path == "/etc/kubernetes/kubelet.yaml"
-    assert len(settings.problems) == 1 and "does not exist" in settings.problems[0]
+    assert len(settings.config_problems) == 1 and "/etc/kubernetes/kubelet.yaml does not exist" in settings.config_problems[0]
 
 
 def test_config_path_that_is_a_directory_is_a_problem(tmp_path):
     root = build_node_tree(tmp_path)
     os.makedirs(os.path.join(root, "var/lib/kubelet/config.yaml"))
     settings = load_kubelet_settings(root)
-    assert len(settings.problems) == 1 and "cannot read" in settings.problems[0]
+    assert len(settings.config_problems) == 1 and "not a regular file" in settings.config_problems[0]
 
 
 def test_unreadable_config_file_is_a_problem(tmp_path):
@@ -426,7 +436,7 @@ def test_unreadable_config_file_is_a_problem(tmp_path):
     with open(path, "wb") as handle:
         handle.write(b"memoryManagerPolicy: \xff\xfe\n")
     settings = load_kubelet_settings(root)
-    assert len(settings.problems) == 1 and "not UTF-8" in settings.problems[0]
+    assert len(settings.config_problems) == 1 and "not UTF-8" in settings.config_problems[0]
 
 
 # --------------------------------------------------------------------------- eviction defaults
@@ -468,12 +478,11 @@ def test_flags_override_the_config_file(tmp_path):
     ]
     settings = settings_for(tmp_path, G19_CONFIG, flags=flags)
     assert settings.problems == ()
-    assert settings.policy == "None" and settings.field_sources["policy"] == "flags"
+    assert settings.policy == "None" and settings.field_sources["policy"] == "flag --memory-manager-policy (option kubelet_flags)"
     assert settings.reserved_memory == {0: {"memory": 3 * GiB}}  # the flag's list replaces the file's
     assert settings.system_reserved == {}  # the flag's map replaces the file's
     assert settings.kube_reserved == {"memory": GiB}
-    assert settings.field_sources["reserved_memory"] == "flags"
-    assert "flags: given explicitly" in settings.sources
+    assert settings.field_sources["reserved_memory"] == "flag --reserved-memory (option kubelet_flags)"
 
 
 def test_flags_as_a_single_string_with_quotes(tmp_path):
@@ -509,27 +518,25 @@ def test_flags_from_kubeadm_and_distribution_env_files(tmp_path):
     settings = load_kubelet_settings(root)
     assert settings.policy == "Static"  # KUBELET_EXTRA_ARGS come after KUBELET_KUBEADM_ARGS
     assert settings.reserved_memory == {0: {"memory": 5 * GiB}}
-    assert settings.sources[:2] == (
-        "flags: /var/lib/kubelet/kubeadm-flags.env (KUBELET_KUBEADM_ARGS)",
-        "flags: /etc/default/kubelet (KUBELET_EXTRA_ARGS)",
-    )
+    assert settings.sources[:2] == ("/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet")
+    assert settings.field_sources["policy"] == "flag --memory-manager-policy (KUBELET_EXTRA_ARGS from /etc/default/kubelet)"
 
 
 def test_flags_from_sysconfig(tmp_path):
     root = build_node_tree(tmp_path, extra_args="--root-dir=/data/kubelet", extra_args_file="/etc/sysconfig/kubelet")
     settings = load_kubelet_settings(root)
-    assert settings.root_dir == "/data/kubelet" and settings.field_sources["root_dir"] == "flags"
+    assert settings.root_dir == "/data/kubelet"
+    assert settings.field_sources["root_dir"] == "flag --root-dir (KUBELET_EXTRA_ARGS from /etc/sysconfig/kubelet)"
     assert settings.config_path == "/data/kubelet/config.yaml"
 
 
-def test_explicit_flags_skip_env_files_unless_asked(tmp_path):
-    root = build_node_tree(tmp_path, kubeadm_flags="--reserved-memory=0:memory=1Gi")
+def test_explicit_flags_replace_the_discovered_command_line(tmp_path):
+    root = build_node_tree(tmp_path, kubeadm_flags="--reserved-memory=0:memory=2Gi")
+    assert load_kubelet_settings(root).reserved_memory_entries == (MemoryReservation(0, (("memory", 2 * GiB),)),)
     explicit = ["--reserved-memory=0:memory=1Gi"]
     assert load_kubelet_settings(root, flags=explicit).reserved_memory_entries == (
         MemoryReservation(0, (("memory", GiB),)),
     )
-    both = load_kubelet_settings(root, flags=explicit, read_env_files=True)
-    assert len(both.reserved_memory_entries) == 2
 
 
 def test_root_dir_flag_moves_the_default_config(tmp_path):
@@ -543,17 +550,21 @@ def test_root_dir_flag_moves_the_default_config(tmp_path):
 def test_config_flag_names_the_config(tmp_path):
     root = build_node_tree(tmp_path, kubelet_config=G19_CONFIG, kubelet_config_path="/etc/kubernetes/kubelet.yaml")
     settings = load_kubelet_settings(root, flags=["--config=/etc/kubernetes/kubelet.yaml"])
-    assert settings.policy == "Static" and settings.field_sources["config_path"] == "flags"
+    assert settings.policy == "Static"
+    assert settings.field_sources["config_path"] == "flag --config (option kubelet_flags)"
 
 
 def test_option_root_dir_beats_the_flag(tmp_path):
     settings = settings_for(tmp_path, flags=["--root-dir=/a"], kubelet_root_dir="/b")
-    assert settings.root_dir == "/b" and settings.field_sources["root_dir"] == "option"
+    assert settings.root_dir == "/b" and settings.field_sources["root_dir"] == "option kubelet_root_dir"
 
 
-def test_config_dir_flag_is_reported_as_not_read(tmp_path):
+def test_missing_config_dir_flag_target_is_a_config_problem(tmp_path):
     settings = settings_for(tmp_path, flags=["--config-dir=/etc/kubernetes/kubelet.conf.d"])
-    assert len(settings.problems) == 1 and "--config-dir /etc/kubernetes/kubelet.conf.d is not read" in settings.problems[0]
+    assert settings.config_dir == "/etc/kubernetes/kubelet.conf.d"
+    assert settings.config_problems == (
+        "kubelet --config-dir /etc/kubernetes/kubelet.conf.d does not exist (kubelet would not start)",
+    )
 
 
 def test_overrides_beat_flags_and_config(tmp_path):
@@ -566,8 +577,8 @@ def test_overrides_beat_flags_and_config(tmp_path):
     )
     assert settings.policy == "Static"
     assert settings.reserved_memory == {1: {"memory": 2 * GiB}}
-    assert settings.field_sources["policy"] == settings.field_sources["reserved_memory"] == "override"
-    assert "policy: explicit override" in settings.sources
+    assert settings.field_sources["policy"] == "option policy"
+    assert settings.field_sources["reserved_memory"] == "option reserved_memory"
 
 
 def test_override_in_config_list_form(tmp_path):
