@@ -12,7 +12,7 @@ import stat
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files, _repair
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import ERAS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
@@ -265,7 +265,7 @@ def test_failed_verification_puts_the_original_back(run, tmp_path, monkeypatch):
             content = content[:-3] + b"}}}"  # what a torn or damaged write would leave
         _files.atomic_write(target, content, *args, **kwargs)
 
-    monkeypatch.setattr(kubelet_mm_checkpoint, "atomic_write", damaging_write)
+    monkeypatch.setattr(_repair, "atomic_write", damaging_write)
     result = run(kubelet_mm_checkpoint, {"root": root})
     assert result["failed"] is True
     assert result["msg"].startswith("the written checkpoint failed verification, the original was put back: ")
@@ -311,20 +311,25 @@ def test_unwritable_backup_dir_fails_before_touching_the_checkpoint(run, tmp_pat
     assert tree_snapshot(root) == before
 
 
-def test_a_failed_write_leaves_the_original_and_its_backup(run, tmp_path, monkeypatch):
+def test_a_failed_write_leaves_the_original_and_removes_its_backup(run, tmp_path, monkeypatch):
     root = kaslr_node(tmp_path)
-    original = read_bytes(checkpoint_file(root))
+    path = checkpoint_file(root)
+    original = read_bytes(path)
 
-    def disk_full(path, content, *args, **kwargs):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+    def disk_full(target, content, *args, **kwargs):
+        raise _files.WriteError(target, "writing a temporary file", OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), replaced=False)
 
-    monkeypatch.setattr(kubelet_mm_checkpoint, "atomic_write", disk_full)
+    monkeypatch.setattr(_repair, "atomic_write", disk_full)
     result = run(kubelet_mm_checkpoint, {"root": root})
     assert result["failed"] is True
-    assert result["msg"].startswith("could not write %s: " % checkpoint_file(root))
+    assert result["msg"].startswith("could not write %s: " % path)
     assert os.strerror(errno.ENOSPC) in result["msg"]
-    assert read_bytes(checkpoint_file(root)) == original
-    assert read_bytes(result["backup_file"]) == original
+    assert "%s was not changed; its backup " % path in result["msg"] and "was removed" in result["msg"]
+    assert result["touched"] is False
+    assert "backup_file" not in result
+    assert read_bytes(path) == original
+    assert backups_of(root) == {}
+    assert "changed" not in result or result["changed"] is False
 
 
 @pytest.mark.parametrize("state", ["repaired", "absent"])
