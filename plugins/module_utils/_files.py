@@ -69,44 +69,46 @@ class NotRegularFileError(OSError):
     """``path`` exists but is not a regular file (or is a symbolic link, which is never followed)."""
 
     def __init__(self, path: str, kind: str) -> None:
-        super().__init__(errno.EINVAL, "%s is %s, not a regular file" % (path, kind), path)
+        self.text = "%s is %s, not a regular file" % (path, kind)
+        super().__init__(errno.EINVAL, self.text, path)
         self.path = path
         self.kind = kind
 
     def __str__(self) -> str:
-        return self.strerror
+        return self.text
 
 
 class FileTooLargeError(OSError):
     """``path`` holds more bytes than the reader's limit."""
 
     def __init__(self, path: str, limit: int) -> None:
-        super().__init__(errno.EFBIG, "%s is larger than %d bytes" % (path, limit), path)
+        self.text = "%s is larger than %d bytes" % (path, limit)
+        super().__init__(errno.EFBIG, self.text, path)
         self.path = path
 
     def __str__(self) -> str:
-        return self.strerror
+        return self.text
 
 
 class WriteError(OSError):
     """A write through :func:`atomic_write` failed; ``replaced`` says whether ``path`` was already renamed over."""
 
     def __init__(self, path: str, step: str, cause: OSError, replaced: bool) -> None:
-        text = "%s of %s failed: %s" % (step, path, cause.strerror or cause)
-        super().__init__(cause.errno, text, path)
+        self.text = "%s of %s failed: %s" % (step, path, cause.strerror or cause)
+        super().__init__(cause.errno, self.text, path)
         self.path = path
         self.step = step
         self.replaced = replaced
 
     def __str__(self) -> str:
-        return self.strerror
+        return self.text
 
 
 def _kind_of(mode: int) -> str:
     for test, kind in _KINDS:
         if test(mode):
             return kind
-    return "not a regular file (mode %o)" % stat.S_IFMT(mode)
+    return "a file of type %o" % stat.S_IFMT(mode)
 
 
 def _symlink_error(path: str) -> NotRegularFileError:
@@ -115,7 +117,7 @@ def _symlink_error(path: str) -> NotRegularFileError:
     except OSError:
         target = "?"
     dangling = "" if os.path.exists(path) else "dangling "
-    return NotRegularFileError(path, "a %ssymbolic link (to %s), which is not followed" % (dangling, target))
+    return NotRegularFileError(path, "a %ssymbolic link (to %s; not followed)" % (dangling, target))
 
 
 @contextlib.contextmanager

@@ -32,10 +32,11 @@ class LockTimeout(OSError):
             "another run of nodeops.numa_drift (%s) held the node lock %s for more than %g s: "
             "nothing was touched; run again when it has finished" % (holder, path, timeout)
         )
+        self.text = text
         super().__init__(errno.EWOULDBLOCK, text, path)
 
     def __str__(self) -> str:
-        return self.strerror
+        return self.text
 
 
 def lock_path(root: str) -> str:

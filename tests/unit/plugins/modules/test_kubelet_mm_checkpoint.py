@@ -478,12 +478,11 @@ def unreadable_config(tmp_path):
 @pytest.mark.parametrize(
     "build, verdict",
     [
-        (hostile_meminfo, "topology_changed"),
         (hostile_iomem, "bound_unknown"),
         (missing_node_dir, "topology_changed"),
         (unreadable_config, None),
     ],
-    ids=["meminfo-with-letters", "iomem-17-hex-digits", "missing-node-dir", "unreadable-kubelet-config"],
+    ids=["iomem-17-hex-digits", "missing-node-dir", "unreadable-kubelet-config"],
 )
 def test_hostile_node_is_refused_cleanly(run, tmp_path, build, verdict):
     root = build(tmp_path)
@@ -494,6 +493,20 @@ def test_hostile_node_is_refused_cleanly(run, tmp_path, build, verdict):
     if verdict:
         assert result["verdict"] == verdict
     assert "refusing to repair" in result["msg"]
+    assert tree_snapshot(root) == before
+
+
+@pytest.mark.parametrize("state", ["repaired", "absent", "restored"])
+def test_unreadable_node_memory_is_an_error_naming_the_file(run, tmp_path, state):
+    root = hostile_meminfo(tmp_path)
+    before = tree_snapshot(root)
+    result = run(kubelet_mm_checkpoint, {"root": root, "state": state})
+    assert result["failed"] is True
+    assert result["msg"] == (
+        "cannot read the node under %s: the node's NUMA memory cannot be read: %s/sys/devices/system/node/node1/meminfo: "
+        "no 'MemTotal: <number> kB' line" % (root, root)
+    )
+    assert "verdict" not in result
     assert tree_snapshot(root) == before
 
 
