@@ -120,6 +120,17 @@ def _symlink_error(path: str) -> NotRegularFileError:
     return NotRegularFileError(path, "a %ssymbolic link (to %s; not followed)" % (dangling, target))
 
 
+def _raise_if_not_regular(path: str) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISLNK(mode):
+        raise _symlink_error(path) from None
+    if not stat.S_ISREG(mode):
+        raise NotRegularFileError(path, _kind_of(mode)) from None
+
+
 @contextlib.contextmanager
 def open_regular_file(path: str) -> Iterator[int]:
     """A read-only descriptor of ``path``, which must be a regular file (never follows a symlink, never blocks).
@@ -131,9 +142,10 @@ def open_regular_file(path: str) -> Iterator[int]:
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         handle = os.open(path, flags)
-    except OSError as error:
-        if error.errno == errno.ELOOP and os.path.islink(path):
-            raise _symlink_error(path) from None
+    except FileNotFoundError:
+        raise
+    except OSError:
+        _raise_if_not_regular(path)  # ELOOP for a symlink, ENXIO for a socket, ...
         raise
     try:
         mode = os.fstat(handle).st_mode

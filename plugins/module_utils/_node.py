@@ -65,6 +65,7 @@ that would tolerate real capacity changes.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import re
@@ -570,6 +571,14 @@ def _read_machine_mem_total(root: str) -> Optional[int]:
     return None if text is None else parse_meminfo_total(text)
 
 
+def _naming_iomem(kernel_image: KernelImage, iomem_path: str) -> KernelImage:
+    """An unknown span's reason names the file it was read from (the bound_unknown refusal quotes it)."""
+    reason = kernel_image.unknown_reason
+    if reason is None or iomem_path in reason:
+        return kernel_image
+    return dataclasses.replace(kernel_image, unknown_reason="%s: %s" % (iomem_path, reason))
+
+
 class NodeReadError(OSError):
     """Required node files could not be read or parsed: no verdict about the checkpoint can be given.
 
@@ -608,14 +617,15 @@ def read_node_facts(root: str = "/", strict: bool = True) -> NodeFacts:
     online, online_problems = _read_node_list(os.path.join(node_root, "online"))
     possible, possible_problems = _read_node_list(os.path.join(node_root, "possible"))
     block_size, block_size_reason = _read_block_size(root)
-    iomem_text, iomem_reason = _read_text(_under_root(root, IOMEM_FILE))
-    kernel_image = kernel_image_from_iomem(
+    iomem_path = _under_root(root, IOMEM_FILE)
+    iomem_text, iomem_reason = _read_text(iomem_path)
+    kernel_image = _naming_iomem(kernel_image_from_iomem(
         iomem_text,
         iomem_reason,
         block_size,
         block_size_reason,
         {node.id: node.memory_blocks for node in numa_nodes},
-    )
+    ), iomem_path)
     return NodeFacts(
         root=root,
         numa_nodes=numa_nodes,

@@ -44,6 +44,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import (
     atomic_write,
     discard_backup,
     fsync_directory,
+    is_our_temp_file,
     latest_backup,
     read_regular_file,
     remove_stale_temp_files,
@@ -67,6 +68,7 @@ __all__ = [
     "RepairError",
     "RepairOutcome",
     "default_backup_dir",
+    "tidy_node",
     "repair_node",
     "sideline_checkpoint",
     "restore_checkpoint",
@@ -126,6 +128,37 @@ def _clean_stale(directories: List[str]) -> Tuple[str, ...]:
     for directory in sorted(set(directories)):
         removed += remove_stale_temp_files(directory)
     return tuple(removed)
+
+
+def _stale_leftovers(root: str, directories: List[str]) -> bool:
+    """Whether a killed run of ours left a temporary file or the lock file (cheap, no lock taken)."""
+    if os.path.lexists(lock_path(root)):
+        return True
+    for directory in set(directories):
+        try:
+            if any(is_our_temp_file(name) for name in os.listdir(directory)):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def tidy_node(result: ProbeResult, directories: List[str], lock_timeout: float = 30) -> Tuple[str, ...]:
+    """Remove what a killed run of ours left (temporary files, the lock file) when there is nothing else to do.
+
+    Takes the lock only when there is something to remove, so a clean node is not touched at all.
+    The lock file counts as removed when it was there before.
+    """
+    root = result.node.root
+    if not _stale_leftovers(root, directories):
+        return ()
+    stale_lock = (lock_path(root),) if os.path.lexists(lock_path(root)) else ()
+    try:
+        with node_lock(lock_path(root), lock_timeout):
+            removed = _clean_stale(directories)
+    except OSError:
+        return ()  # best effort: the next run that writes tries again
+    return removed + stale_lock
 
 
 def _under_lock(result: ProbeResult, directories: List[str], lock_timeout: float, body: Callable[[Tuple[str, ...]], T]) -> T:
@@ -233,13 +266,15 @@ def repair_node(
     """
     assessment = result.assessment
     verdict = assessment.verdict
-    if verdict in NOTHING_TO_DO:
-        return RepairOutcome(False, verdict, verdict, None, "%s: %s" % (verdict, assessment.advice))
-    if not assessment.repairable:
+    if not assessment.repairable and verdict not in NOTHING_TO_DO:
         return RepairOutcome(False, verdict, verdict, None, _refusal(result), action="refused")
     root = result.node.root
     backup_dir = backup_dir or default_backup_dir(root)
     history_file = history_file or history_path(root)
+    directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
+    if verdict in NOTHING_TO_DO:
+        removed = () if dry_run else tidy_node(result, directories, lock_timeout)
+        return RepairOutcome(False, verdict, verdict, None, "%s: %s" % (verdict, assessment.advice), removed_temp_files=removed)
     if dry_run:
         tripped = loop_guard_message(_history_or_refuse(history_file), loop_max_repairs, loop_window_hours, time.time(), history_file)
         if tripped:
@@ -253,11 +288,10 @@ def repair_node(
             return _already_repaired(result, changed, removed)
         tripped = loop_guard_message(_history_or_refuse(history_file), loop_max_repairs, loop_window_hours, time.time(), history_file)
         if tripped:
-            return RepairOutcome(bool(removed), verdict, verdict, None, tripped, loop_tripped=True, action="loop_guard",
+            return RepairOutcome(False, verdict, verdict, None, tripped, loop_tripped=True, action="loop_guard",
                                  removed_temp_files=removed)
         return _write_plan(result, backup_dir if backup else None, history_file, by, loop_window_hours, removed)
 
-    directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
     return _under_lock(result, directories, lock_timeout, body)
 
 
@@ -270,7 +304,7 @@ def _refusal(result: ProbeResult) -> str:
 def _already_repaired(result: ProbeResult, current: bytes, removed: Tuple[str, ...]) -> RepairOutcome:
     after = _reassess(result, current or None)
     if after.verdict == "in_sync":
-        return RepairOutcome(bool(removed), result.assessment.verdict, "in_sync", None,
+        return RepairOutcome(False, result.assessment.verdict, "in_sync", None,
                              "%s is already in sync (another run repaired it meanwhile): nothing was touched" % result.path,
                              after=after, removed_temp_files=removed)
     raise RepairError("%s changed while it was being assessed (now %s): is kubelet running? Nothing was touched"
@@ -315,11 +349,14 @@ def sideline_checkpoint(
     unlink fails (read-only kubelet directory), the copy is removed again: nothing was moved.
     """
     verdict = result.assessment.verdict
-    if result.raw is None:
-        return RepairOutcome(False, verdict, verdict, None, "%s does not exist: nothing to sideline" % result.path)
     root = result.node.root
     backup_dir = backup_dir or default_backup_dir(root)
     history_file = history_file or history_path(root)
+    directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
+    if result.raw is None:
+        removed = () if dry_run else tidy_node(result, directories, lock_timeout)
+        return RepairOutcome(False, verdict, verdict, None, "%s does not exist: nothing to do" % result.path,
+                             removed_temp_files=removed)
     if dry_run:
         return RepairOutcome(True, verdict, "no_checkpoint", None, "dry run: would move %s into %s" % (result.path, backup_dir),
                              action="dry_run")
@@ -341,7 +378,6 @@ def sideline_checkpoint(
         return RepairOutcome(True, verdict, "no_checkpoint", backup_file, "moved %s to %s%s" % (result.path, backup_file, note),
                              action="sidelined", removed_temp_files=removed)
 
-    directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
     return _under_lock(result, directories, lock_timeout, body)
 
 
@@ -378,10 +414,12 @@ def restore_checkpoint(
     root = result.node.root
     backup_dir = backup_dir or default_backup_dir(root)
     history_file = history_file or history_path(root)
+    directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
     source, content = _restore_source(result, backup_file, backup_dir)
     if content == result.raw:
+        removed = () if dry_run else tidy_node(result, directories, lock_timeout)
         return RepairOutcome(False, verdict, verdict, None, "%s already holds the bytes of %s: nothing to do" % (result.path, source),
-                             restored_from=source)
+                             restored_from=source, removed_temp_files=removed)
     after = _reassess(result, content)
     if dry_run:
         return RepairOutcome(True, verdict, after.verdict, None, "dry run: would restore %s to %s" % (source, result.path),
@@ -401,5 +439,4 @@ def restore_checkpoint(
         return RepairOutcome(True, verdict, after.verdict, kept, message, action="restored", after=after,
                              removed_temp_files=removed, restored_from=source)
 
-    directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
     return _under_lock(result, directories, lock_timeout, body)

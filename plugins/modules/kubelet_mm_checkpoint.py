@@ -190,7 +190,9 @@ loop_tripped:
   returned: state=repaired and the verdict is drift_within_bound
   type: bool
 removed_temp_files:
-  description: Temporary files of an earlier, killed run of ours that this run removed.
+  description:
+    - Temporary files (and the lock file) an earlier, killed run of ours left, which this run removed. Not counted
+      in C(changed), which is about the checkpoint only.
   returned: when there were any
   type: list
   elements: str
@@ -326,10 +328,12 @@ def main():
     if state == "restored":
         refuse_while_kubelet_runs(module, result)
         restore(module, result, base)
-    if result.raw is None:
-        module.exit_json(changed=False, action="none", message="%s does not exist: nothing to do" % result.path, **base)
+    if result.raw is None:  # nothing to do; only what a killed run of ours left is removed
+        outcome = run_or_fail(module, base, sideline_checkpoint, result, **common_options(module))
+        module.exit_json(**outcome_result(outcome, base))
     if state == "repaired" and not assessment.repairable:
-        outcome = repair_node(result)  # touches nothing: "none" (nothing to do) or "refused"
+        # Refused: touches nothing. Nothing to do: only what a killed run of ours left is removed.
+        outcome = run_or_fail(module, base, repair_node, result, **common_options(module))
         if outcome.action == "refused":
             module.fail_json(msg=outcome.message, action="refused", **base)
         module.exit_json(**outcome_result(outcome, base))
