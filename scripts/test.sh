@@ -48,6 +48,7 @@ stage_unit() {
     [ -d "$dir" ] && paths+=("$dir")
   done
   [ ${#paths[@]} -gt 0 ] || { echo "no tests/unit or tests/integration directory" >&2; return 1; }
+  bash "$ROOT/scripts/unit-requirements.sh"
   run python -m pytest "${paths[@]}"
   rc=$?
   # pytest exits 5 when it collected nothing: a test stage that tested nothing has failed.

@@ -358,10 +358,23 @@ def _systemd_distribution(service: ServiceDefinition, args: Sequence[Arg], root:
     return "unknown"
 
 
+def runs_kubelet(command: Sequence[Arg]) -> bool:
+    """Whether a command line runs a program named ``kubelet`` (directly or through a wrapper)."""
+    return any(posixpath.basename(word.value) == "kubelet" for word in command)
+
+
 def _kubelet_unit(root: str) -> Optional[KubeletLaunch]:
     service = load_service(root, "kubelet.service")
     if not service.found:
         return None
+    if not service.problems and not runs_kubelet(service.command):
+        # A kubelet.service whose ExecStart is some other program (a site wrapper, a stand-in):
+        # its argv cannot be read, so kubeadm's files decide, as on a node without a unit.
+        fallback = _kubeadm_without_unit(root)
+        return KubeletLaunch(
+            fallback.distribution, "kubelet", fallback.args, tuple(_service_sources(service)) + fallback.sources,
+            fallback.problems, default_config=fallback.default_config, found=fallback.found,
+        )
     args = kubelet_args_of(service.command)
     return KubeletLaunch(
         _systemd_distribution(service, args, root), "kubelet", tuple(args), tuple(_service_sources(service)), service.problems

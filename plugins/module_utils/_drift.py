@@ -21,6 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_checks import node_allocatable_errors
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import node_join, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import (
     MEMORY,
     NodeMemory,
@@ -380,10 +381,14 @@ def checkpoint_path(root: str, kubelet_root_dir: str) -> str:
 
 
 def read_checkpoint(path: str) -> Optional[bytes]:
-    """The file's bytes, or None when it does not exist; reads at most the size limit + 1."""
+    """The file's bytes, or None when nothing is at ``path``; reads at most the size limit + 1.
+
+    Only a regular file is read (``_files.read_regular_file``): a symbolic link (dangling or
+    not), a directory, FIFO, socket or device raises ``_files.NotRegularFileError`` naming the
+    path, at once (docs/safety.md: a symlinked checkpoint is refused, never followed).
+    """
     try:
-        with open(path, "rb") as handle:
-            return handle.read(checkpoint.MAX_CHECKPOINT_BYTES + 1)
+        return read_regular_file(path, checkpoint.MAX_CHECKPOINT_BYTES + 1, truncate=True)
     except FileNotFoundError:
         return None
 
@@ -421,7 +426,7 @@ def probe(
     )
     node = read_node_facts(root)
     path = checkpoint_path(root, settings.root_dir)
-    raw = None if settings.config_problems else read_checkpoint(path)
+    raw = read_checkpoint(path)
     return ProbeResult(assess(raw, node, settings, drift_bound), settings, node, path, raw)
 
 
