@@ -32,7 +32,8 @@ def requirement_names(lines) -> set:
 
 def test_builder_creates_the_build_context_with_our_python_and_collection_requirements(tmp_path) -> None:
     context = tmp_path / "context"
-    builder("create", "-f", "execution-environment.yml", "-c", str(context), cwd=EE_DIR)
+    # The file name follows the container runtime found on PATH unless it is named (podman: Containerfile).
+    builder("create", "-f", "execution-environment.yml", "-c", str(context), "--output-filename", "Dockerfile", cwd=EE_DIR)
     assert (context / "Dockerfile").is_file()
     with open(context / "_build" / "requirements.txt", encoding="utf-8") as handle:
         assert {"kubernetes", "jmespath"} <= requirement_names(handle)
