@@ -15,7 +15,9 @@ description:
   - Derives the drift bound of KEP-6232 from the kernel image in C(/proc/iomem) and gives a verdict from a fixed
     vocabulary (C(in_sync), C(no_checkpoint), C(drift_within_bound), C(drift_exceeds_bound), C(bound_unknown),
     C(hugepages_changed), C(reserved_changed), C(topology_changed), C(assignments_do_not_fit), C(policy_mismatch),
-    C(corrupt), C(unsupported_layout)), with every cause found.
+    C(corrupt), C(unsupported_layout), C(kubelet_config_unknown), C(kubelet_tolerates)), with every cause found.
+  - Finds kubelet's configuration, checkpoint and service by itself on kubeadm, k3s, RKE2, k0s, MicroK8s, EKS,
+    OpenShift and Kubespray nodes (the collection's docs/distributions.md).
   - Reads only; never changes anything.
 author:
   - nodeops.numa_drift contributors (@nodeops)
@@ -92,7 +94,13 @@ numa_drift:
       description: The kernel image span from C(/proc/iomem) (start, end, size) and the NUMA nodes holding it.
       type: dict
     kubelet:
-      description: The kubelet settings used (policy, root dir, config path, reserved memory per node) and problems reading them.
+      description: >-
+        Where kubelet runs (distribution, service, root dir, config path, config dir, drop-ins in the order applied),
+        the settings used (policy, reserved memory per node, reservations, KEP-6232 drift tolerance), the source of
+        each setting, and problems reading them.
+      type: dict
+    guard:
+      description: Whether the boot guard is installed, and what it decided at its last boot.
       type: dict
     node_problems:
       description: Problems reading the node's sysfs and procfs.
