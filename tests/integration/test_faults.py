@@ -274,7 +274,7 @@ def test_two_concurrent_repairs_exactly_one_changes(drifted, tmp_path, attempt):
     env = dict(os.environ, PYTHONPATH=COLLECTIONS_PATH)
     args = json.dumps({"root": root})
     processes = [subprocess.Popen([sys.executable, "-c", DRIVER, "kubelet_mm_checkpoint", args], stdout=subprocess.PIPE, env=env)
-                 for _ in range(2)]
+                 for _attempt_process in range(2)]
     results = [json.loads(process.communicate(timeout=120)[0]) for process in processes]
     assert [process.returncode for process in processes] == [0, 0], results
     assert sorted(result["changed"] for result in results) == [False, True]
