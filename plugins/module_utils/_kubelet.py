@@ -503,4 +503,3 @@ def eviction_memory(value: object, where: str) -> Tuple[Optional[str], List[str]
     if not isinstance(threshold, str):
         return str(threshold), ["%s.%s: kubelet expects a string here, got %r" % (where, MEMORY_AVAILABLE, threshold)]
     return threshold.strip(), []
-

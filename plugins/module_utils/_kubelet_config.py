@@ -363,7 +363,9 @@ def load_kubelet_settings(
 
     builder = _Builder()
     builder.problems.extend("kubelet flags: %s" % item for item in arg_problems)
-    root_dir, builder.field_sources["root_dir"] = _choose(kubelet_root_dir, "kubelet_root_dir", parsed.root_dir, parsed.origins.get("root-dir", ""), DEFAULT_ROOT_DIR)
+    root_dir, builder.field_sources["root_dir"] = _choose(
+        kubelet_root_dir, "kubelet_root_dir", parsed.root_dir, parsed.origins.get("root-dir", ""), DEFAULT_ROOT_DIR
+    )
     # kubeadm's place, read only where nothing names kubelet's configuration (today's defaults).
     use_fallback = (launch.default_config or flags is not None) and not (parsed.config_dir or config_dir)
     fallback = node_join(root_dir, "config.yaml") if use_fallback else None

@@ -109,7 +109,7 @@ LAYOUTS = {
             "      --system-reserved=cpu=${SYSTEM_RESERVED_CPU},memory=${SYSTEM_RESERVED_MEMORY} --v=${KUBELET_LOG_LEVEL}\n",
             "/etc/node-sizing.env": "SYSTEM_RESERVED_MEMORY=1948Mi\nSYSTEM_RESERVED_CPU=500m\n",
             # kubelet.conf's own systemReserved is wrong on purpose: the flag wins.
-            "/etc/kubernetes/kubelet.conf": document(**dict(STATIC, systemReserved={"memory": "9Gi"})),
+            "/etc/kubernetes/kubelet.conf": document(**{**STATIC, "systemReserved": {"memory": "9Gi"}}),
         },
         "openshift", "kubelet", "/var/lib/kubelet",
     ),
