@@ -1,0 +1,353 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the probe costs per host across a fleet, against Ansible's own floor (a do-nothing module).
+
+    .venv/bin/python benchmarks/bench_fleet.py [--hosts 150] [--rounds 3] [--forks 8]
+        [--strategy linear|free] [--no-pipelining] [--skip-role] [--json FILE] [--quick]
+
+1. Builds ``--hosts`` fake node trees (the unit tests' builders: a KASLR drift, 4 Guaranteed pods)
+   and an inventory of as many local hosts (local connection, pipelining on by default).
+2. Each round runs ``ansible-playbook`` twice back to back on every host: one task of
+   ``ansible.builtin.ping`` (the do-nothing module: Ansible's floor per host) and one task of
+   ``nodeops.numa_drift.numa_drift_facts``; the order alternates between rounds. Wall time comes
+   from the clock, CPU time (user + sys of ansible-playbook and every process it waited for:
+   workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts.
+3. Payload: both modules once more with pipelining off and ``ANSIBLE_KEEP_REMOTE_FILES``: the size
+   of each ``AnsiballZ_*.py`` and of the files its zip carries.
+4. The remediate role on the sandbox fleet (tests/sandbox/fleet.py, mixed scenario): a callback
+   counts the task starts and times them on a repaired node (drift_within_bound) and on
+   nothing-to-do nodes (in_sync, no_checkpoint). ``--skip-role`` leaves this out.
+
+Prints a table and, with ``--json``, writes every figure. Not part of the test command (timings
+depend on the machine and its load); ``tests/integration/test_bench_fleet.py`` runs ``--quick``
+and checks the shape of the output only. Results and tuning: docs/fleet-scale.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from typing import Any, Dict, List, Optional, Tuple
+
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, CHECKOUT)
+# conftest puts the collection on sys.path.
+import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
+
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils import scenario  # noqa: E402
+
+VENV_BIN = os.path.dirname(sys.executable)
+MODULES = {"noop": "ansible.builtin.ping", "probe": "nodeops.numa_drift.numa_drift_facts"}
+KASLR_KB = 45260
+
+# Counts every task start per host and times each host's first start to its last result.
+CALLBACK = '''
+from __future__ import annotations
+import json, os, time
+from ansible.plugins.callback import CallbackBase
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "fleetbench_tasks"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self):
+        super().__init__()
+        self.hosts = {}
+
+    def _host(self, host):
+        return self.hosts.setdefault(host.get_name(), {"started": 0, "ok": 0, "changed": 0, "skipped": 0, "failed": 0,
+                                                      "first": None, "last": None, "tasks": []})
+
+    def v2_runner_on_start(self, host, task):
+        entry = self._host(host)
+        entry["started"] += 1
+        entry["tasks"].append(task.get_name())
+        now = time.time()
+        entry["first"] = entry["first"] or now
+        entry["last"] = now
+
+    def _done(self, result, kind):
+        entry = self._host(result._host)
+        entry[kind] += 1
+        if kind == "ok" and result._result.get("changed"):
+            entry["changed"] += 1
+        entry["last"] = time.time()
+
+    def v2_runner_on_ok(self, result):
+        self._done(result, "ok")
+
+    def v2_runner_on_skipped(self, result):
+        self._done(result, "skipped")
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._done(result, "failed")
+
+    def v2_playbook_on_stats(self, stats):
+        with open(os.environ["FLEETBENCH_TASKS_FILE"], "w", encoding="utf-8") as handle:
+            json.dump(self.hosts, handle)
+'''
+
+
+def build_hosts(directory: str, count: int) -> Dict[str, str]:
+    """``count`` node trees: a kernel image moved by KASLR between two 64 GiB NUMA nodes, 4 pods."""
+    roots = {}
+    before = scenario.two_node_boot()
+    after = before.moved(node0=-KASLR_KB, node1=KASLR_KB)
+    pods = scenario.guaranteed_pods(4, (0,))
+    for index in range(count):
+        name = "bench-node-%04d" % (index + 1)
+        roots[name] = scenario.write_kubelet_node(os.path.join(directory, "nodes", name), before, after, pods=pods)
+    return roots
+
+
+def write_inventory(directory: str, roots: Dict[str, str]) -> str:
+    path = os.path.join(directory, "inventory.json")
+    hosts = {name: {"numa_root": root} for name, root in roots.items()}
+    document = {"all": {"hosts": hosts, "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(document, handle)
+    return path
+
+
+def write_playbooks(directory: str, strategy: str) -> Dict[str, str]:
+    playbooks = {}
+    for kind, module in MODULES.items():
+        args = "{root: '{{ numa_root }}'}" if kind == "probe" else "{}"
+        path = os.path.join(directory, "%s.yml" % kind)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("- hosts: all\n  gather_facts: false\n  strategy: %s\n  tasks:\n    - %s: %s\n" % (strategy, module, args))
+        playbooks[kind] = path
+    return playbooks
+
+
+def collections_dir(directory: str) -> str:
+    link = os.path.join(directory, "collections", "ansible_collections", "nodeops", "numa_drift")
+    os.makedirs(os.path.dirname(link), exist_ok=True)
+    os.symlink(CHECKOUT, link)
+    return os.path.join(directory, "collections")
+
+
+def ansible_env(directory: str, collections: str, forks: int, pipelining: bool, **extra: str) -> Dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("ANSIBLE_")}
+    config = os.path.join(directory, "ansible.cfg")
+    if not os.path.exists(config):
+        with open(config, "w", encoding="utf-8") as handle:
+            handle.write("[defaults]\n")
+    env.update(
+        ANSIBLE_CONFIG=config,
+        ANSIBLE_COLLECTIONS_PATH=collections,
+        ANSIBLE_HOME=os.path.join(directory, "ansible-home"),
+        ANSIBLE_LOCAL_TEMP=os.path.join(directory, "ansible-local-tmp"),
+        ANSIBLE_REMOTE_TEMP=os.path.join(directory, "ansible-remote-tmp"),
+        ANSIBLE_FORKS=str(forks),
+        ANSIBLE_PIPELINING="true" if pipelining else "false",
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_RETRY_FILES_ENABLED="false",
+        ANSIBLE_DEPRECATION_WARNINGS="false",
+        ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal",
+        PATH=VENV_BIN + os.pathsep + env.get("PATH", ""),
+    )
+    env.update(extra)
+    return env
+
+
+def timed_run(command: List[str], env: Dict[str, str], cwd: str) -> Tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the whole process tree that was waited for, output)."""
+    output_path = os.path.join(cwd, "last-run.log")
+    with open(output_path, "w", encoding="utf-8") as output:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, env=env, cwd=cwd, stdout=output, stderr=subprocess.STDOUT)  # pylint: disable=consider-using-with
+        _pid, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    with open(output_path, encoding="utf-8") as handle:
+        text = handle.read()
+    if process.returncode != 0:
+        raise RuntimeError("%s failed (%d):\n%s" % (" ".join(command), process.returncode, text[-4000:]))
+    return wall, usage.ru_utime + usage.ru_stime, text
+
+
+def module_rounds(directory: str, playbooks: Dict[str, str], inventory: str, env: Dict[str, str], hosts: int, rounds: int) -> Dict[str, Any]:
+    samples: Dict[str, List[Tuple[float, float]]] = {"noop": [], "probe": []}
+    for round_index in range(rounds):
+        order = ["noop", "probe"] if round_index % 2 == 0 else ["probe", "noop"]
+        for kind in order:
+            wall, cpu, text = timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, playbooks[kind]], env, directory)
+            succeeded = len(re.findall(r"\| (?:SUCCESS|CHANGED) ", text))
+            if succeeded != hosts:
+                raise RuntimeError("%s: %d of %d hosts succeeded:\n%s" % (kind, succeeded, hosts, text[-4000:]))
+            samples[kind].append((wall, cpu))
+            print("  round %d %-5s wall %7.2f s  cpu %7.2f s" % (round_index + 1, kind, wall, cpu), flush=True)
+    result: Dict[str, Any] = {}
+    for kind, values in samples.items():
+        walls = [wall for wall, _cpu in values]
+        cpus = [cpu for _wall, cpu in values]
+        result[kind] = {
+            "wall_s": [round(value, 3) for value in walls],
+            "cpu_s": [round(value, 3) for value in cpus],
+            "wall_ms_per_host": round(statistics.median(walls) * 1000 / hosts, 1),
+            "cpu_ms_per_host": round(statistics.median(cpus) * 1000 / hosts, 1),
+        }
+    result["ratio"] = {
+        "wall": round(result["probe"]["wall_ms_per_host"] / result["noop"]["wall_ms_per_host"], 3),
+        "cpu": round(result["probe"]["cpu_ms_per_host"] / result["noop"]["cpu_ms_per_host"], 3),
+    }
+    return result
+
+
+def payload_contents(path: str) -> Dict[str, int]:
+    """The files an AnsiballZ wrapper carries, with their sizes (its zip is base64 in ZIPDATA)."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    found = re.search(r"^zip_data\s*=\s*[rb]?['\"]([A-Za-z0-9+/=]+)['\"]", text, re.MULTILINE)
+    if not found:
+        return {}
+    archive = zipfile.ZipFile(io.BytesIO(base64.b64decode(found.group(1))))  # pylint: disable=consider-using-with
+    return {info.filename: info.file_size for info in archive.infolist()}
+
+
+def payloads(directory: str, playbooks: Dict[str, str], inventory: str, collections: str) -> Dict[str, Any]:
+    """Keep the remote files of one host (pipelining off) and measure each module's AnsiballZ file."""
+    result = {}
+    for kind, module in MODULES.items():
+        remote = os.path.join(directory, "remote-%s" % kind)
+        env = ansible_env(directory, collections, 1, False, ANSIBLE_KEEP_REMOTE_FILES="1", ANSIBLE_REMOTE_TEMP=remote)
+        timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, "-l", "bench-node-0001", playbooks[kind]], env, directory)
+        name = "AnsiballZ_%s.py" % module.rsplit(".", 1)[1]
+        found = [os.path.join(top, name) for top, _dirs, files in os.walk(remote) if name in files]
+        if not found:
+            raise RuntimeError("no %s under %s" % (name, remote))
+        contents = payload_contents(found[0])
+        result[kind] = {
+            "module": module,
+            "ansiballz_bytes": os.path.getsize(found[0]),
+            "zip_files": len(contents),
+            "zip_uncompressed_bytes": sum(contents.values()),
+            "collection_files": {name: size for name, size in sorted(contents.items()) if name.startswith("ansible_collections/") and size},
+        }
+    result["difference_bytes"] = result["probe"]["ansiballz_bytes"] - result["noop"]["ansiballz_bytes"]
+    return result
+
+
+def role_tasks(directory: str, collections: str) -> Dict[str, Any]:
+    """Task starts and time of the remediate role per node on the sandbox fleet (mixed scenario)."""
+    fleet_dir = os.path.join(directory, "fleet")
+    python = sys.executable
+    fleet_script = os.path.join(CHECKOUT, "tests", "sandbox", "fleet.py")
+    subprocess.run([python, fleet_script, "up", "--dir", fleet_dir, "--scenario", "mixed", "--settle-seconds", "1",
+                    "--max-lifetime", "900"], check=True, stdout=subprocess.DEVNULL, timeout=180)
+    try:
+        callbacks = os.path.join(directory, "callbacks")
+        os.makedirs(callbacks, exist_ok=True)
+        with open(os.path.join(callbacks, "fleetbench_tasks.py"), "w", encoding="utf-8") as handle:
+            handle.write(CALLBACK)
+        playbook = os.path.join(directory, "role.yml")
+        with open(playbook, "w", encoding="utf-8") as handle:
+            handle.write("- hosts: all\n  gather_facts: false\n  tasks:\n"
+                         "    - ansible.builtin.include_role:\n        name: nodeops.numa_drift.remediate\n")
+        cases = {"repaired": "sbx-node-01", "in_sync": "sbx-node-04", "no_checkpoint": "sbx-node-05"}
+        result = {}
+        for case, host in cases.items():
+            tasks_file = os.path.join(directory, "tasks-%s.json" % case)
+            env = ansible_env(directory, os.path.join(fleet_dir, "collections"), 4, True,
+                              ANSIBLE_CALLBACK_PLUGINS=callbacks, ANSIBLE_CALLBACKS_ENABLED="fleetbench_tasks",
+                              FLEETBENCH_TASKS_FILE=tasks_file)
+            wall, cpu, _text = timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", os.path.join(fleet_dir, "inventory.yml"),
+                                          "-l", host, playbook], env, directory)
+            with open(tasks_file, encoding="utf-8") as handle:
+                entry = json.load(handle)[host]
+            result[case] = {
+                "host": host, "task_starts": entry["started"], "ok": entry["ok"], "changed": entry["changed"],
+                "skipped": entry["skipped"], "failed": entry["failed"],
+                "role_seconds": round(entry["last"] - entry["first"], 2), "playbook_wall_s": round(wall, 2), "playbook_cpu_s": round(cpu, 2),
+            }
+        return result
+    finally:
+        subprocess.run([python, fleet_script, "down", "--dir", fleet_dir], check=False, stdout=subprocess.DEVNULL, timeout=120)
+
+
+def report(results: Dict[str, Any]) -> List[str]:
+    settings = results["settings"]
+    modules = results["modules"]
+    lines = [
+        "fleet benchmark: %(hosts)d hosts, %(rounds)d rounds, forks %(forks)d, strategy %(strategy)s, pipelining %(pipelining)s" % settings,
+        "%-7s %14s %14s" % ("module", "wall ms/host", "cpu ms/host"),
+    ]
+    for kind in ("noop", "probe"):
+        lines.append("%-7s %14.1f %14.1f" % (kind, modules[kind]["wall_ms_per_host"], modules[kind]["cpu_ms_per_host"]))
+    lines.append("ratio probe/noop: wall %.3f, cpu %.3f" % (modules["ratio"]["wall"], modules["ratio"]["cpu"]))
+    payload = results.get("payload")
+    if payload:
+        for kind in ("noop", "probe"):
+            lines.append("payload %-5s %s: %d bytes (zip: %d files, %d bytes uncompressed)" % (
+                kind, payload[kind]["module"], payload[kind]["ansiballz_bytes"], payload[kind]["zip_files"], payload[kind]["zip_uncompressed_bytes"]))
+        lines.append("payload difference: %d bytes" % payload["difference_bytes"])
+    for case, entry in (results.get("role") or {}).items():
+        lines.append("role %-13s %-12s %3d task starts (%d ok, %d changed, %d skipped, %d failed), role %.2f s, playbook %.2f s wall" % (
+            case, entry["host"], entry["task_starts"], entry["ok"], entry["changed"], entry["skipped"], entry["failed"],
+            entry["role_seconds"], entry["playbook_wall_s"]))
+    return lines
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--hosts", type=int, default=150)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--forks", type=int, default=8)
+    parser.add_argument("--strategy", choices=("linear", "free"), default="linear")
+    parser.add_argument("--no-pipelining", dest="pipelining", action="store_false")
+    parser.add_argument("--skip-role", action="store_true", help="leave out the remediate role on the sandbox fleet")
+    parser.add_argument("--skip-payload", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="a smoke test: 5 hosts, 1 round")
+    parser.add_argument("--json", help="write every figure to this file")
+    parser.add_argument("--keep", action="store_true", help="keep the working directory")
+    options = parser.parse_args(argv)
+    if options.quick:
+        options.hosts, options.rounds = 5, 1
+    directory = tempfile.mkdtemp(prefix="bench-fleet-")
+    try:
+        started = time.time()
+        roots = build_hosts(directory, options.hosts)
+        inventory = write_inventory(directory, roots)
+        playbooks = write_playbooks(directory, options.strategy)
+        collections = collections_dir(directory)
+        print("built %d node trees in %.1f s" % (options.hosts, time.time() - started), flush=True)
+        env = ansible_env(directory, collections, options.forks, options.pipelining)
+        results: Dict[str, Any] = {
+            "settings": {"hosts": options.hosts, "rounds": options.rounds, "forks": options.forks, "strategy": options.strategy,
+                         "pipelining": options.pipelining, "cpus": os.cpu_count(), "python": sys.version.split()[0]},
+            "modules": module_rounds(directory, playbooks, inventory, env, options.hosts, options.rounds),
+        }
+        if not options.skip_payload:
+            results["payload"] = payloads(directory, playbooks, inventory, collections)
+        if not options.skip_role:
+            results["role"] = role_tasks(directory, collections)
+        for line in report(results):
+            print(line)
+        if options.json:
+            with open(options.json, "w", encoding="utf-8") as handle:
+                json.dump(results, handle, indent=2, sort_keys=True)
+    finally:
+        if options.keep:
+            print("kept %s" % directory)
+        else:
+            shutil.rmtree(directory, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
