@@ -184,7 +184,9 @@ def test_playbook_repairs_and_refuses_fake_nodes(tmp_path):
             assert new.accepted_by == ERAS, where
             assert open(result["repair"]["backup_file"], "rb").read() == original, where
             assert os.path.dirname(result["repair"]["backup_file"]) == os.path.join(root, backups), where
-            assert set(tree_snapshot(root)) == set(before[host]) | {os.path.relpath(result["repair"]["backup_file"], root)}, where
+            # The repair adds exactly its backup and the node's repair history (the loop guard reads it).
+            added = {os.path.relpath(result["repair"]["backup_file"], root), "var/lib/nodeops-numa-drift/history.json"}
+            assert set(tree_snapshot(root)) == set(before[host]) | added, where
         else:
             assert tree_snapshot(root) == before[host], where
             assert result["after"]["numa_drift"]["verdict"] == verdict, where
