@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import NOTHING_TO_DO, REPAIRABLE, ProbeResult, probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import summary_line
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import atomic_write, kubelet_processes, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import HistoryError, history_path, read_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR
@@ -173,7 +172,7 @@ def _run(args: argparse.Namespace, started: float, deadline: float) -> None:
         decision = Decision(result.assessment.verdict if result else "unknown", "error",
                             "%s; kubelet starts and decides" % getattr(error, "message", error))
     signal.setitimer(signal.ITIMER_REAL, 0)
-    detail = "%s; %s" % (summary_line(result.assessment), _drift_text(result)) if result else "no probe"
+    detail = _drift_text(result) if result else "no probe"
     _log("boot %s: verdict %s; %s; action %s: %s" % (boot_id or "unknown", decision.verdict, detail, decision.action, decision.message))
     record = {"boot_id": boot_id, "verdict": decision.verdict, "action": decision.action, "message": decision.message,
               "time": time.time(), "duration_seconds": round(time.monotonic() - started, 6)}
