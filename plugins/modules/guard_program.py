@@ -29,6 +29,7 @@ attributes:
     support: none
   platform:
     description: Linux nodes with systemd.
+    support: full
     platforms: posix
 options:
   dest:

@@ -152,3 +152,13 @@ def test_time_limit_gives_up_touching_nothing(tmp_path, capsys):
 def test_bad_usage_exits_2(tmp_path):
     assert _guard.main(["--drift-bound", "lots"]) == 2
     assert _guard.main(["--no-such-option"]) == 2
+
+
+def test_metrics_module_writes_the_probes_verdict(tmp_path, capsys):
+    from ansible_collections.nodeops.numa_drift.plugins.modules import numa_drift_metrics  # pylint: disable=import-outside-toplevel
+
+    root = node(tmp_path, "n", node0=-KASLR_KB, node1=KASLR_KB)
+    before = read(checkpoint_file(root))
+    result = run_module(capsys, numa_drift_metrics, {"root": root})
+    assert result["verdict"] == "drift_within_bound" and verdict_metric(root) == "drift_within_bound"
+    assert read(checkpoint_file(root)) == before
