@@ -1,0 +1,85 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for nodeops.numa_drift.guard_program: build the boot guard zipapp, install it on the node.
+
+The program is built on the controller, at every run, from this collection's own
+``plugins/module_utils/*.py`` (no second copy of the engine exists anywhere): a zip with
+fixed timestamps, in name order, behind ``#!/usr/bin/env python3``, so the same collection
+always gives the same bytes and ``ansible.builtin.copy`` reports ``changed`` only when they differ.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tempfile
+import zipfile
+from typing import Any, Dict, Optional
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _guard
+
+SHEBANG = b"#!/usr/bin/env python3\n"
+PACKAGE = "ansible_collections/nodeops/numa_drift/plugins/module_utils"
+MAIN = (
+    "# numa-drift-guard: built by nodeops.numa_drift.guard_program from the collection's module_utils\n"
+    "import sys\n"
+    "from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import main\n"
+    "sys.exit(main())\n"
+)
+_FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+ARGUMENT_SPEC = {"dest": {"type": "path", "default": _guard.PROGRAM}}
+
+
+def module_utils_dir() -> str:
+    return os.path.dirname(os.path.abspath(_guard.__file__))
+
+
+def _add(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
+    info = zipfile.ZipInfo(name, _FIXED_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    archive.writestr(info, data)
+
+
+def build_zipapp(source_dir: Optional[str] = None) -> bytes:
+    """The executable bytes: shebang + a zip of the engine's modules and ``__main__.py``."""
+    source_dir = source_dir or module_utils_dir()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        _add(archive, "__main__.py", MAIN.encode("utf-8"))
+        parts = PACKAGE.split("/")
+        for depth in range(1, len(parts) + 1):
+            _add(archive, "/".join(parts[:depth]) + "/__init__.py", b"")
+        for name in sorted(os.listdir(source_dir)):
+            if name.endswith(".py") and name != "__init__.py":
+                with open(os.path.join(source_dir, name), "rb") as handle:
+                    _add(archive, "%s/%s" % (PACKAGE, name), handle.read())
+    return SHEBANG + buffer.getvalue()
+
+
+class ActionModule(ActionBase):
+    """Builds the program on the controller and copies it to ``dest`` (mode 0755) with ansible.builtin.copy."""
+
+    TRANSFERS_FILES = True
+
+    def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        staging = tempfile.mkdtemp(prefix="numa-drift-guard-")
+        try:
+            source = os.path.join(staging, "numa-drift-guard")
+            with open(source, "wb") as handle:
+                handle.write(build_zipapp())
+            copy_task = self._task.copy()
+            copy_task.args = {"src": source, "dest": args["dest"], "mode": "0755"}
+            copy_action = self._shared_loader_obj.action_loader.get(
+                "ansible.legacy.copy", task=copy_task, connection=self._connection, play_context=self._play_context,
+                loader=self._loader, templar=self._templar, shared_loader_obj=self._shared_loader_obj)
+            result.update(copy_action.run(task_vars=task_vars))
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return result
