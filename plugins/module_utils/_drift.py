@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import (
     KubeletSettings,
     load_kubelet_settings,
@@ -340,10 +341,14 @@ def checkpoint_path(root: str, kubelet_root_dir: str) -> str:
 
 
 def read_checkpoint(path: str) -> Optional[bytes]:
-    """The file's bytes, or None when it does not exist; reads at most the size limit + 1."""
+    """The file's bytes, or None when nothing is at ``path``; reads at most the size limit + 1.
+
+    Only a regular file is read (``_files.read_regular_file``): a symbolic link (dangling or
+    not), a directory, FIFO, socket or device raises ``_files.NotRegularFileError`` naming the
+    path, at once (docs/safety.md: a symlinked checkpoint is refused, never followed).
+    """
     try:
-        with open(path, "rb") as handle:
-            return handle.read(checkpoint.MAX_CHECKPOINT_BYTES + 1)
+        return read_regular_file(path, checkpoint.MAX_CHECKPOINT_BYTES + 1, truncate=True)
     except FileNotFoundError:
         return None
 

@@ -65,11 +65,17 @@ that would tolerate real capacity changes.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import (
+    FileTooLargeError,
+    NotRegularFileError,
+    read_regular_file,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import (
     describe_bytes,
     hugepage_resource_name,
@@ -94,6 +100,7 @@ __all__ = [
     "locate_kernel_image",
     "kernel_image_from_iomem",
     "read_numa_node",
+    "NodeReadError",
     "read_node_facts",
 ]
 
@@ -144,6 +151,7 @@ class NumaNode:
     memory_blocks: FrozenSet[int]
     has_cpus: Optional[bool]
     problems: Tuple[str, ...]
+    read_errors: Tuple[str, ...] = ()  # the problems that leave a number kubelet needs unknown
 
     @property
     def is_memory_only(self) -> bool:
@@ -191,6 +199,7 @@ class NodeFacts:
     machine_mem_total_bytes: Optional[int]
     kernel_image: KernelImage
     problems: Tuple[str, ...]
+    read_errors: Tuple[str, ...] = ()  # sysfs files that are required and unreadable or malformed
 
     def node_ids(self) -> Tuple[int, ...]:
         return tuple(node.id for node in self.numa_nodes)
@@ -420,10 +429,13 @@ def _under_root(root: str, relative: str) -> str:
 
 
 def _read_text(path: str) -> Tuple[Optional[str], Optional[str]]:
-    """``(text, None)`` or ``(None, reason)``; never raises."""
+    """``(text, None)`` or ``(None, reason)``; never raises, never blocks (a FIFO is refused at once)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_READ_BYTES)
+        data = read_regular_file(path, _MAX_READ_BYTES)
+    except NotRegularFileError as error:
+        return None, "cannot read %s: it is %s, not a regular file" % (path, error.kind)
+    except FileTooLargeError:
+        return None, "cannot read %s: larger than %d bytes" % (path, _MAX_READ_BYTES)
     except OSError as error:
         return None, "cannot read %s: %s" % (path, error.strerror or error)
     return data.decode("utf-8", errors="replace"), None
@@ -518,6 +530,9 @@ def read_numa_node(node_id: int, node_dir: str) -> NumaNode:
     """Read one ``node<N>`` directory."""
     mem_total, mem_problems = _read_mem_total(node_dir)
     hugepages, hugepage_problems = _read_hugepages(node_dir)
+    # cadvisor fails on a meminfo or hugepages entry it cannot parse, and so kubelet's start;
+    # a MemTotal of 0 (a memoryless node) is a value, not an error.
+    errors = (mem_problems if mem_total is None else []) + hugepage_problems
     return NumaNode(
         id=node_id,
         mem_total_bytes=mem_total,
@@ -525,6 +540,7 @@ def read_numa_node(node_id: int, node_dir: str) -> NumaNode:
         memory_blocks=_read_memory_blocks(node_dir),
         has_cpus=_read_has_cpus(node_dir),
         problems=tuple(mem_problems + hugepage_problems),
+        read_errors=tuple(errors),
     )
 
 
@@ -554,14 +570,41 @@ def _read_machine_mem_total(root: str) -> Optional[int]:
     return None if text is None else parse_meminfo_total(text)
 
 
-def read_node_facts(root: str = "/") -> NodeFacts:
-    """Read every NUMA fact kubelet's memory manager uses, plus the kernel image location."""
+class NodeReadError(OSError):
+    """Required node files could not be read or parsed: no verdict about the checkpoint can be given.
+
+    ``problems`` names every file and what is wrong with it. An ``OSError``, so every caller
+    that reports unreadable nodes (both modules, the guard) reports this one too.
+    """
+
+    def __init__(self, problems: Tuple[str, ...]) -> None:
+        self.text = "the node's NUMA memory cannot be read: " + "; ".join(problems)
+        super().__init__(errno.EIO, self.text)
+        self.problems = problems
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def read_node_facts(root: str = "/", strict: bool = True) -> NodeFacts:
+    """Read every NUMA fact kubelet's memory manager uses, plus the kernel image location.
+
+    Raises :class:`NodeReadError` when a required file (the NUMA node directory, a node's
+    ``meminfo``, its hugepage pools) is missing, not a regular file, unreadable or malformed;
+    with ``strict=False`` those are returned in ``read_errors`` (and ``problems``) instead.
+    An unusable ``/proc/iomem`` or block size is not an error: it leaves the ``auto`` bound
+    unknown, which the drift engine reports as ``bound_unknown`` naming the file.
+    """
     root = os.fspath(root) or "/"
     node_root = _under_root(root, NODE_SYSFS_DIR)
     node_dirs, problems = _numa_node_dirs(node_root)
+    errors = list(problems)
     numa_nodes = tuple(read_numa_node(node_id, node_dirs[node_id]) for node_id in sorted(node_dirs))
     for node in numa_nodes:
         problems.extend(node.problems)
+        errors.extend(node.read_errors)
+    if strict and errors:
+        raise NodeReadError(tuple(errors))
     online, online_problems = _read_node_list(os.path.join(node_root, "online"))
     possible, possible_problems = _read_node_list(os.path.join(node_root, "possible"))
     block_size, block_size_reason = _read_block_size(root)
@@ -582,4 +625,5 @@ def read_node_facts(root: str = "/") -> NodeFacts:
         machine_mem_total_bytes=_read_machine_mem_total(root),
         kernel_image=kernel_image,
         problems=tuple(problems + online_problems + possible_problems),
+        read_errors=tuple(errors),
     )

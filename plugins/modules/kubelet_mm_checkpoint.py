@@ -17,9 +17,22 @@ description:
     what to do, and leaves every file byte-identical.
   - With I(state=absent), moves the checkpoint into I(backup_dir) - the explicit form of kubelet's own advice
     "drain this node and delete the memory manager checkpoint file"; every Guaranteed pod's NUMA pinning is lost.
-  - The write is atomic (temporary file beside it, fsync, rename, fsync of the directory), mode 0600 with the
-    owner kept, preceded by a backup outside the kubelet directory, and followed by a re-read and re-verification
-    with the readers of every kubelet era; the original bytes are put back if that verification fails.
+  - With I(state=restored), puts a backup back as the checkpoint - I(backup_file), or by default the newest
+    C(*.before-repair*) or C(*.sidelined*) backup of the checkpoint in I(backup_dir) - through the same verified write.
+    A checkpoint that already holds the backup's bytes is left alone.
+  - Every write is atomic (temporary file C(.<name>.nodeops-numa-drift.<random>.tmp) beside it, fsync, rename,
+    fsync of the directory), mode 0600 with the owner kept, preceded by a backup outside the kubelet directory,
+    and followed by a re-read and (for repairs) a re-verification with the readers of every kubelet era; the
+    original bytes are put back if that fails. Temporary files of ours left by a killed run are removed by the
+    next run that writes.
+  - Runs that write hold the node lock C(<root>/var/lib/nodeops-numa-drift/lock), so the role, the boot guard
+    and a second controller serialize; of two concurrent repairs exactly one reports C(changed).
+  - Only a regular file is read or replaced; a symbolic link, FIFO, socket, device or directory at the
+    checkpoint's path fails with an error naming it (docs/safety.md).
+  - C(changed) is true only when the checkpoint really changed. A write that fails leaves the original in place
+    and removes the backup it had just taken; the message says what was and was not touched.
+  - Repairs, sidelines and restores are recorded in the node's repair history (I(history_file)), which the loop
+    guard reads; the boot guard and the remediate role share that file.
   - Refuses to touch the file while a kubelet process runs (checked when I(root=/)), unless I(force=true).
 author:
   - nodeops.numa_drift contributors (@nodeops)
@@ -36,14 +49,15 @@ attributes:
 options:
   state:
     description:
-      - C(repaired) rewrites a checkpoint whose drift is within the bound; C(absent) sidelines it.
+      - C(repaired) rewrites a checkpoint whose drift is within the bound; C(absent) sidelines it; C(restored) puts
+        a backup back.
     type: str
-    choices: [repaired, absent]
+    choices: [repaired, absent, restored]
     default: repaired
   backup:
     description:
-      - Keep a copy of the original file in I(backup_dir) before rewriting it. With I(state=absent) the file
-        is always moved there.
+      - Keep a copy of the original file in I(backup_dir) before rewriting it (C(<name>.<UTC stamp>.before-repair),
+        or C(.before-restore) for I(state=restored)). With I(state=absent) the file is always moved there.
     type: bool
     default: true
   backup_dir:
@@ -51,12 +65,44 @@ options:
       - Where backups go; outside the kubelet root directory so that nothing there is mistaken for state.
       - Defaults to C(<root>/var/lib/nodeops-numa-drift/backups).
     type: path
+  backup_file:
+    description:
+      - With I(state=restored), the backup to put back. Default the newest C(before-repair) or C(sidelined)
+        backup of the checkpoint in I(backup_dir) (by modification time).
+    type: path
   force:
     description:
       - Touch the file even though a kubelet process is running. Kubelet rewrites the whole file on every state
         change, so only use this when the process found is not the kubelet owning this file.
     type: bool
     default: false
+  history_file:
+    description:
+      - The node's repair history (JSON), read by the loop guard and appended to after every write.
+      - Defaults to C(<root>/var/lib/nodeops-numa-drift/history.json).
+    type: path
+  loop_max_repairs:
+    description:
+      - The loop guard. Refuse to repair (fail with RV(loop_tripped=true), touching nothing) a node already repaired
+        this many times within I(loop_window_hours). Restores and sidelines are not counted.
+    type: int
+    default: 3
+  loop_window_hours:
+    description:
+      - The loop guard's window. History entries older than this are dropped when the history is written.
+    type: float
+    default: 24
+  repaired_by:
+    description:
+      - Who is repairing, recorded as C(by) in the history (the remediate role passes C(role), the boot guard C(guard)).
+    type: str
+    choices: [module, role, guard]
+    default: module
+  lock_timeout:
+    description:
+      - Seconds to wait for the node lock held by another run before failing, touching nothing.
+    type: float
+    default: 30
 seealso:
   - module: nodeops.numa_drift.numa_drift_facts
 """
@@ -79,6 +125,17 @@ EXAMPLES = r"""
 - name: Sideline the checkpoint (loses every pod's NUMA pinning)
   nodeops.numa_drift.kubelet_mm_checkpoint:
     state: absent
+
+- name: Put the newest backup back (kubelet did not come back with the repaired file)
+  nodeops.numa_drift.kubelet_mm_checkpoint:
+    state: restored
+
+- name: Repair from the remediate role, recorded in the shared history
+  nodeops.numa_drift.kubelet_mm_checkpoint:
+    state: repaired
+    repaired_by: role
+    loop_max_repairs: 3
+    loop_window_hours: 24
 """
 
 RETURN = r"""
@@ -97,40 +154,68 @@ path:
   type: str
   sample: /var/lib/kubelet/memory_manager_state
 backup_file:
-  description: The copy of the original file (I(state=repaired) with I(backup=true), or the sidelined file).
-  returned: changed and not check mode
+  description:
+    - The copy of the original file (I(state=repaired) with I(backup=true), the sidelined file, or with
+      I(state=restored) the copy of the checkpoint it replaced).
+    - On failure, the backup that was kept (absent when the write failed before changing anything and the
+      backup was removed again).
+  returned: changed and not check mode, or on failure when a backup was kept
   type: str
   sample: /var/lib/nodeops-numa-drift/backups/memory_manager_state.20261202T101500Z.before-repair
+restored_from:
+  description: The backup put back (I(state=restored)).
+  returned: state=restored
+  type: str
 written_layout:
   description: The layout written (C(legacy) or C(v3)).
-  returned: changed with state=repaired
+  returned: state=repaired and the verdict is drift_within_bound
   type: str
 after:
-  description: The verdict and summary of a fresh probe after the write (C(in_sync) on success).
-  returned: changed with state=repaired and not check mode
+  description: The verdict and summary of a fresh assessment of the file written (C(in_sync) after a repair).
+  returned: changed and not check mode (state=repaired or restored)
   type: dict
+action:
+  description:
+    - What the module did - C(repaired), C(sidelined), C(restored), C(none) (nothing to do or already done),
+      C(refused), C(loop_guard) or C(dry_run) (check mode).
+  returned: always except argument errors
+  type: str
+  sample: repaired
+message:
+  description: One line saying what was and was not touched.
+  returned: success
+  type: str
+loop_tripped:
+  description: True when the loop guard refused the repair (the module then fails and touches nothing).
+  returned: state=repaired and the verdict is drift_within_bound
+  type: bool
+removed_temp_files:
+  description: Temporary files of an earlier, killed run of ours that this run removed.
+  returned: when there were any
+  type: list
+  elements: str
+touched:
+  description: On failure, whether the checkpoint may have been changed (false means it is byte-identical).
+  returned: failure of a write
+  type: bool
 """
 
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import (
-    NOTHING_TO_DO,
-    assess,
-    probe,
-    read_checkpoint,
-    verify_written,
-)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts, numbers_text, summary_line
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import (
-    atomic_write,
-    fsync_directory,
-    kubelet_processes,
-    write_backup,
-)
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import kubelet_processes
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._module_args import NODE_OPTIONS_SPEC, probe_arguments
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._repair import (
+    REPAIRED_BY,
+    RepairError,
+    repair_node,
+    restore_checkpoint,
+    sideline_checkpoint,
+)
 
 
 def refuse_while_kubelet_runs(module, result):
@@ -146,78 +231,89 @@ def refuse_while_kubelet_runs(module, result):
         module.fail_json(msg=message, verdict=result.assessment.verdict, path=result.path)
 
 
-def ensure_unchanged_since_probe(module, result):
-    if read_checkpoint(result.path) != result.raw:
-        module.fail_json(msg="%s changed while it was being assessed: is kubelet running?" % result.path, path=result.path)
+def common_options(module):
+    params = module.params
+    return dict(backup_dir=params["backup_dir"], history_file=params["history_file"], by=params["repaired_by"],
+                dry_run=module.check_mode, lock_timeout=params["lock_timeout"], loop_window_hours=params["loop_window_hours"])
 
 
-def backup_or_fail(module, backup_dir, result, reason):
+def outcome_result(outcome, base):
+    result = dict(base, changed=outcome.changed, action=outcome.action, message=outcome.message, loop_tripped=outcome.loop_tripped)
+    if outcome.backup_file:
+        result["backup_file"] = outcome.backup_file
+    if outcome.restored_from:
+        result["restored_from"] = outcome.restored_from
+    if outcome.removed_temp_files:
+        result["removed_temp_files"] = list(outcome.removed_temp_files)
+    if outcome.after is not None and outcome.action != "dry_run":
+        result["after"] = {"verdict": outcome.after.verdict, "summary": summary_line(outcome.after)}
+    return result
+
+
+def run_or_fail(module, base, function, *args, **kwargs):
     try:
-        return write_backup(backup_dir, os.path.basename(result.path), result.raw, reason)
-    except OSError as error:
-        module.fail_json(msg="could not back up %s into %s, the checkpoint was not touched: %s" % (result.path, backup_dir, error),
-                         verdict=result.assessment.verdict, path=result.path)
+        return function(*args, **kwargs)
+    except RepairError as error:
+        failed = dict(base)
+        if error.backup_file:
+            failed["backup_file"] = error.backup_file
+        module.fail_json(msg=error.message, touched=error.touched, **failed)
 
 
-def write_or_fail(module, path, content, outcome):
-    try:
-        atomic_write(path, content)
-    except OSError as error:
-        module.fail_json(msg="could not write %s: %s" % (path, error), **outcome)
-
-
-def repair(module, result, facts, backup_dir):
-    assessment = result.assessment
-    plan = assessment.plan
-    diff = {
+def repair(module, result, base, facts):
+    params = module.params
+    base["diff"] = {
         "before_header": result.path + " (recorded)",
         "after_header": result.path + " (recomputed)",
         "before": numbers_text(facts["nodes"], "recorded"),
         "after": numbers_text(facts["nodes"], "current"),
     }
-    outcome = dict(changed=True, diff=diff, numa_drift=facts, verdict=assessment.verdict, path=result.path, written_layout=plan.layout)
-    if module.check_mode:
-        module.exit_json(**outcome)
-    ensure_unchanged_since_probe(module, result)
-    if module.params["backup"]:
-        outcome["backup_file"] = backup_or_fail(module, backup_dir, result, "before-repair")
-    write_or_fail(module, result.path, plan.content, outcome)
-    written = read_checkpoint(result.path)
-    problems = verify_written(written, plan)
-    after = assess(written, result.node, result.settings, module.params["drift_bound"])
-    if after.verdict != "in_sync":
-        problems.append("a fresh probe of the written file says %s" % after.verdict)
-    if problems:
-        write_or_fail(module, result.path, result.raw, outcome)
-        module.fail_json(msg="the written checkpoint failed verification, the original was put back: " + "; ".join(problems), **outcome)
-    outcome["after"] = {"verdict": after.verdict, "summary": summary_line(after)}
-    module.exit_json(**outcome)
+    base["written_layout"] = result.assessment.plan.layout
+    options = common_options(module)
+    options.update(backup=params["backup"], loop_max_repairs=params["loop_max_repairs"])
+    outcome = run_or_fail(module, base, repair_node, result, **options)
+    if outcome.loop_tripped:
+        base.pop("diff")
+        module.fail_json(msg=outcome.message, **outcome_result(outcome, base))
+    if not outcome.changed:
+        base.pop("diff")
+    module.exit_json(**outcome_result(outcome, base))
 
 
-def sideline(module, result, facts, backup_dir):
-    outcome = dict(changed=True, numa_drift=facts, verdict=result.assessment.verdict, path=result.path)
-    outcome["diff"] = {"before": numbers_text(facts["nodes"], "recorded") or "present\n", "after": "(absent)\n"}
-    if module.check_mode:
-        module.exit_json(**outcome)
-    ensure_unchanged_since_probe(module, result)
-    outcome["backup_file"] = backup_or_fail(module, backup_dir, result, "sidelined")
-    try:
-        os.unlink(result.path)
-        fsync_directory(os.path.dirname(result.path))
-    except OSError as error:
-        module.fail_json(msg="could not remove %s: %s" % (result.path, error), **outcome)
-    module.exit_json(**outcome)
+def sideline(module, result, base, facts):
+    base["diff"] = {"before": numbers_text(facts["nodes"], "recorded") or "present\n", "after": "(absent)\n"}
+    outcome = run_or_fail(module, base, sideline_checkpoint, result, **common_options(module))
+    module.exit_json(**outcome_result(outcome, base))
+
+
+def restore(module, result, base):
+    options = common_options(module)
+    options.update(backup=module.params["backup"], backup_file=module.params["backup_file"])
+    outcome = run_or_fail(module, base, restore_checkpoint, result, **options)
+    if outcome.changed:
+        base["diff"] = {"before": "%s (%s)\n" % (result.path, result.assessment.verdict),
+                        "after": "%s (%s)\n" % (outcome.restored_from, outcome.verdict_after)}
+    module.exit_json(**outcome_result(outcome, base))
 
 
 def main():
     argument_spec = dict(NODE_OPTIONS_SPEC)
     argument_spec.update(
-        state=dict(type="str", default="repaired", choices=["repaired", "absent"]),
+        state=dict(type="str", default="repaired", choices=["repaired", "absent", "restored"]),
         backup=dict(type="bool", default=True),
         backup_dir=dict(type="path"),
+        backup_file=dict(type="path"),
         force=dict(type="bool", default=False),
+        history_file=dict(type="path"),
+        loop_max_repairs=dict(type="int", default=3),
+        loop_window_hours=dict(type="float", default=24),
+        repaired_by=dict(type="str", default="module", choices=list(REPAIRED_BY)),
+        lock_timeout=dict(type="float", default=30),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    state = module.params["state"]
+    if module.params["backup_file"] and state != "restored":
+        module.fail_json(msg="backup_file is only used with state=restored")
     try:
         result = probe(**probe_arguments(module.params))
     except QuantityError as error:
@@ -225,22 +321,22 @@ def main():
     except OSError as error:
         module.fail_json(msg="cannot read the node under %s: %s" % (module.params["root"], error))
     facts = assessment_facts(result)
-    backup_dir = module.params["backup_dir"] or os.path.join(module.params["root"], "var/lib/nodeops-numa-drift/backups")
-    verdict = result.assessment.verdict
-    if result.raw is None or (module.params["state"] == "repaired" and verdict in NOTHING_TO_DO):
-        module.exit_json(changed=False, numa_drift=facts, verdict=verdict, path=result.path)
-    if module.params["state"] == "repaired" and not result.assessment.repairable:
-        module.fail_json(
-            msg="refusing to repair %s: verdict %s: %s. What to do: %s"
-            % (result.path, verdict, "; ".join(result.assessment.causes_for(verdict)), result.assessment.advice),
-            numa_drift=facts,
-            verdict=verdict,
-            path=result.path,
-        )
+    assessment = result.assessment
+    base = dict(numa_drift=facts, verdict=assessment.verdict, path=result.path)
+    if state == "restored":
+        refuse_while_kubelet_runs(module, result)
+        restore(module, result, base)
+    if result.raw is None:
+        module.exit_json(changed=False, action="none", message="%s does not exist: nothing to do" % result.path, **base)
+    if state == "repaired" and not assessment.repairable:
+        outcome = repair_node(result)  # touches nothing: "none" (nothing to do) or "refused"
+        if outcome.action == "refused":
+            module.fail_json(msg=outcome.message, action="refused", **base)
+        module.exit_json(**outcome_result(outcome, base))
     refuse_while_kubelet_runs(module, result)
-    if module.params["state"] == "absent":
-        sideline(module, result, facts, backup_dir)
-    repair(module, result, facts, backup_dir)
+    if state == "absent":
+        sideline(module, result, base, facts)
+    repair(module, result, base, facts)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import (
     parse_kernel_image_range,
     parse_meminfo_total,
     parse_node_list,
+    NodeReadError,
     read_node_facts,
 )
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
@@ -255,6 +256,19 @@ if given is not None:
         assert total is None or (total % 1024 == 0 and total < 2 ** 64)
 
 
+def read_hostile(root):
+    """A tree with a required file unreadable or malformed: the strict read raises NodeReadError naming
+    exactly the errors the lenient read reports; returns the lenient read's facts."""
+    with pytest.raises(NodeReadError) as raised:
+        read_node_facts(root)
+    facts = read_node_facts(root, strict=False)
+    assert facts.read_errors
+    assert raised.value.problems == facts.read_errors
+    assert str(raised.value) == "the node's NUMA memory cannot be read: " + "; ".join(facts.read_errors)
+    return facts
+
+
+
 # --------------------------------------------------------------------------- whole trees
 
 
@@ -322,7 +336,7 @@ def test_no_hugepages_directory_means_no_sizes_and_no_problem(tmp_path):
 
 def test_unreadable_nr_hugepages_is_a_problem_not_a_crash(tmp_path):
     nodes = {0: {"hugepages": {2048: OMIT, 1048576: "four\n"}}}
-    facts = read_node_facts(build_node_tree(tmp_path, nodes=nodes))
+    facts = read_hostile(build_node_tree(tmp_path, nodes=nodes))
     node = facts.numa_nodes[0]
     assert [(pool.resource_name, pool.nr_pages, pool.total_bytes) for pool in node.hugepages] == [
         ("hugepages-1Gi", None, None),
@@ -337,14 +351,14 @@ def test_unreadable_nr_hugepages_is_a_problem_not_a_crash(tmp_path):
 
 def test_stray_entry_in_hugepages_directory_is_reported(tmp_path):
     root = build_node_tree(tmp_path, extra_files={"sys/devices/system/node/node0/hugepages/README": "x"})
-    facts = read_node_facts(root)
+    facts = read_hostile(root)
     assert [pool.resource_name for pool in facts.numa_nodes[0].hugepages] == ["hugepages-1Gi", "hugepages-2Mi"]
     assert any("unexpected entry 'README'" in problem for problem in facts.problems)
 
 
 def test_hugepage_total_overflowing_64_bits_is_reported(tmp_path):
     nodes = {0: {"hugepages": {1048576: str(2 ** 50)}}}
-    facts = read_node_facts(build_node_tree(tmp_path, nodes=nodes))
+    facts = read_hostile(build_node_tree(tmp_path, nodes=nodes))
     pool = facts.numa_nodes[0].hugepages[0]
     assert pool.nr_pages == 2 ** 50 and pool.total_bytes is None
     assert any("do not fit in 64 bits" in problem for problem in facts.problems)
@@ -367,7 +381,7 @@ def test_node_without_cpulist_has_unknown_cpus(tmp_path):
 
 
 def test_missing_meminfo_is_unknown_with_a_problem(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, nodes={0: {}, 1: {"meminfo_text": OMIT}}))
+    facts = read_hostile(build_node_tree(tmp_path, nodes={0: {}, 1: {"meminfo_text": OMIT}}))
     assert facts.node(0).mem_total_bytes == 4 * GiB
     assert facts.node(1).mem_total_bytes is None
     assert not facts.node(1).is_complete
@@ -377,7 +391,7 @@ def test_missing_meminfo_is_unknown_with_a_problem(tmp_path):
 
 def test_letters_in_meminfo_are_unknown_with_a_problem(tmp_path):
     nodes = {0: {"meminfo_text": "Node 0 MemTotal:       64296O6O kB\n"}}
-    facts = read_node_facts(build_node_tree(tmp_path, nodes=nodes))
+    facts = read_hostile(build_node_tree(tmp_path, nodes=nodes))
     assert facts.node(0).mem_total_bytes is None
     assert facts.problems == (os.path.join(str(tmp_path), "sys/devices/system/node/node0/meminfo") + ": no 'MemTotal: <number> kB' line",)
 
@@ -398,27 +412,27 @@ def test_binary_garbage_in_meminfo_does_not_crash(tmp_path):
     root = build_node_tree(tmp_path)
     with open(os.path.join(root, "sys/devices/system/node/node0/meminfo"), "wb") as handle:
         handle.write(b"\xff\xfe\x00MemTotal: \xc3 12 kB")
-    facts = read_node_facts(root)
+    facts = read_hostile(root)
     assert facts.node(0).mem_total_bytes is None and len(facts.problems) == 1
 
 
 def test_directory_where_meminfo_should_be(tmp_path):
     root = build_node_tree(tmp_path, nodes={0: {"meminfo_text": OMIT}})
     os.makedirs(os.path.join(root, "sys/devices/system/node/node0/meminfo"))
-    facts = read_node_facts(root)
+    facts = read_hostile(root)
     assert facts.node(0).mem_total_bytes is None
     assert "cannot read" in facts.problems[0]
 
 
 def test_missing_sysfs_node_directory_entirely(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, node_sysfs_dir=False))
+    facts = read_hostile(build_node_tree(tmp_path, node_sysfs_dir=False))
     assert facts.numa_nodes == () and facts.node_ids() == ()
     assert facts.online is None and facts.possible is None
     assert len(facts.problems) == 1 and "no NUMA topology" in facts.problems[0]
 
 
 def test_node_directory_without_any_node(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, nodes={}))
+    facts = read_hostile(build_node_tree(tmp_path, nodes={}))
     assert facts.numa_nodes == ()
     assert facts.online == ()
     assert any("no node<N> directory" in problem for problem in facts.problems)
@@ -451,7 +465,7 @@ def test_root_prefix_is_honoured(tmp_path):
     host = tmp_path / "host"
     build_node_tree(host, nodes={0: {"mem_total_kb": 1024}})
     assert read_node_facts(str(host) + "/").node(0).mem_total_bytes == 1024 * 1024
-    assert read_node_facts(str(tmp_path)).numa_nodes == ()
+    assert read_hostile(str(tmp_path)).numa_nodes == ()
 
 
 # --------------------------------------------------------------------------- kernel image on a tree

@@ -12,7 +12,7 @@ import stat
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files, _repair
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import ERAS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
@@ -265,7 +265,7 @@ def test_failed_verification_puts_the_original_back(run, tmp_path, monkeypatch):
             content = content[:-3] + b"}}}"  # what a torn or damaged write would leave
         _files.atomic_write(target, content, *args, **kwargs)
 
-    monkeypatch.setattr(kubelet_mm_checkpoint, "atomic_write", damaging_write)
+    monkeypatch.setattr(_repair, "atomic_write", damaging_write)
     result = run(kubelet_mm_checkpoint, {"root": root})
     assert result["failed"] is True
     assert result["msg"].startswith("the written checkpoint failed verification, the original was put back: ")
@@ -311,20 +311,25 @@ def test_unwritable_backup_dir_fails_before_touching_the_checkpoint(run, tmp_pat
     assert tree_snapshot(root) == before
 
 
-def test_a_failed_write_leaves_the_original_and_its_backup(run, tmp_path, monkeypatch):
+def test_a_failed_write_leaves_the_original_and_removes_its_backup(run, tmp_path, monkeypatch):
     root = kaslr_node(tmp_path)
-    original = read_bytes(checkpoint_file(root))
+    path = checkpoint_file(root)
+    original = read_bytes(path)
 
-    def disk_full(path, content, *args, **kwargs):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+    def disk_full(target, content, *args, **kwargs):
+        raise _files.WriteError(target, "writing a temporary file", OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), replaced=False)
 
-    monkeypatch.setattr(kubelet_mm_checkpoint, "atomic_write", disk_full)
+    monkeypatch.setattr(_repair, "atomic_write", disk_full)
     result = run(kubelet_mm_checkpoint, {"root": root})
     assert result["failed"] is True
-    assert result["msg"].startswith("could not write %s: " % checkpoint_file(root))
+    assert result["msg"].startswith("could not write %s: " % path)
     assert os.strerror(errno.ENOSPC) in result["msg"]
-    assert read_bytes(checkpoint_file(root)) == original
-    assert read_bytes(result["backup_file"]) == original
+    assert "%s was not changed; its backup " % path in result["msg"] and "was removed" in result["msg"]
+    assert result["touched"] is False
+    assert "backup_file" not in result
+    assert read_bytes(path) == original
+    assert backups_of(root) == {}
+    assert "changed" not in result or result["changed"] is False
 
 
 @pytest.mark.parametrize("state", ["repaired", "absent"])
@@ -473,12 +478,11 @@ def unreadable_config(tmp_path):
 @pytest.mark.parametrize(
     "build, verdict",
     [
-        (hostile_meminfo, "topology_changed"),
         (hostile_iomem, "bound_unknown"),
         (missing_node_dir, "topology_changed"),
         (unreadable_config, None),
     ],
-    ids=["meminfo-with-letters", "iomem-17-hex-digits", "missing-node-dir", "unreadable-kubelet-config"],
+    ids=["iomem-17-hex-digits", "missing-node-dir", "unreadable-kubelet-config"],
 )
 def test_hostile_node_is_refused_cleanly(run, tmp_path, build, verdict):
     root = build(tmp_path)
@@ -489,6 +493,20 @@ def test_hostile_node_is_refused_cleanly(run, tmp_path, build, verdict):
     if verdict:
         assert result["verdict"] == verdict
     assert "refusing to repair" in result["msg"]
+    assert tree_snapshot(root) == before
+
+
+@pytest.mark.parametrize("state", ["repaired", "absent", "restored"])
+def test_unreadable_node_memory_is_an_error_naming_the_file(run, tmp_path, state):
+    root = hostile_meminfo(tmp_path)
+    before = tree_snapshot(root)
+    result = run(kubelet_mm_checkpoint, {"root": root, "state": state})
+    assert result["failed"] is True
+    assert result["msg"] == (
+        "cannot read the node under %s: the node's NUMA memory cannot be read: %s/sys/devices/system/node/node1/meminfo: "
+        "no 'MemTotal: <number> kB' line" % (root, root)
+    )
+    assert "verdict" not in result
     assert tree_snapshot(root) == before
 
 

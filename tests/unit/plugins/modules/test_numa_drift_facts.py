@@ -34,6 +34,16 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils imp
 KASLR_BYTES = KASLR_KB * 1024
 
 
+def probe_fails(run, root):
+    """Run the facts module on a node whose required files cannot be read: a failure, nothing written; its msg."""
+    before = tree_snapshot(root)
+    result = run(numa_drift_facts, {"root": root})
+    assert tree_snapshot(root) == before
+    assert result["failed"] is True
+    assert "numa_drift" not in result
+    return result["msg"]
+
+
 def probe(run, root, check_mode=False, **options):
     """Run the facts module; it must succeed, change nothing and return ``numa_drift``."""
     before = tree_snapshot(root)
@@ -204,9 +214,10 @@ def test_meminfo_with_letters(run, tmp_path):
     root = kaslr_node(tmp_path)
     with open(os.path.join(root, "sys/devices/system/node/node0/meminfo"), "w") as handle:
         handle.write("Node 0 MemTotal:       6710x8864 kB\nNode 0 MemFree: lots kB\n")
-    facts = probe(run, root)
-    assert facts["verdict"] == "topology_changed"
-    assert any("meminfo" in cause["message"] and cause["verdict"] == "topology_changed" for cause in facts["causes"])
+    assert probe_fails(run, root) == (
+        "cannot read the node under %s: the node's NUMA memory cannot be read: %s/sys/devices/system/node/node0/meminfo: "
+        "no 'MemTotal: <number> kB' line" % (root, root)
+    )
 
 
 def test_iomem_with_17_hex_digit_addresses_only(run, tmp_path):
@@ -247,9 +258,8 @@ def test_missing_numa_node_directory(run, tmp_path):
 def test_missing_sysfs_node_tree(run, tmp_path):
     root = kaslr_node(tmp_path)
     shutil.rmtree(os.path.join(root, "sys/devices/system/node"))
-    facts = probe(run, root)
-    assert facts["verdict"] == "topology_changed"
-    assert any("no NUMA node is readable" in cause["message"] for cause in facts["causes"])
+    message = probe_fails(run, root)
+    assert "cannot list %s/sys/devices/system/node: No such file or directory" % root in message
 
 
 def test_unreadable_kubelet_config_is_not_repairable(run, tmp_path):
@@ -274,10 +284,7 @@ def test_invalid_drift_bound_fails_cleanly(run, tmp_path, bound):
 def test_root_without_anything(run, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    facts = probe(run, str(empty))
-    assert facts["verdict"] == "no_checkpoint"
-    assert facts["node_problems"]
-    assert facts["bound_bytes"] is None
+    assert "the node's NUMA memory cannot be read: cannot list %s/sys/devices/system/node" % empty in probe_fails(run, str(empty))
 
 
 @pytest.mark.parametrize("kind", sorted(UNREADABLE_CHECKPOINTS))

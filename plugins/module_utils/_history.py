@@ -1,0 +1,132 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The node's repair history and the loop guard, shared by the module, the role and the guard.
+
+One file, ``<root>/var/lib/nodeops-numa-drift/history.json`` by default::
+
+    {"repairs": [{"time": 1796205300.5, "at": "2026-12-02T10:15:00Z", "action": "repaired",
+                  "by": "guard", "verdict_before": "drift_within_bound",
+                  "backup_file": "/var/lib/nodeops-numa-drift/backups/...", "summary": "..."}]}
+
+``time`` is the UNIX time of the write, ``by`` who wrote (``module``, ``role``, ``guard``;
+entries the role wrote before ``by`` existed have none). The loop guard counts the entries
+of the window whose ``action`` is a repair attempt: everything except ``restored`` and
+``sidelined``, so the role's own ``rolled_back``/``failed`` entries (a repair that did not
+stick) count. A drift that comes back at every boot, or a repair kubelet does not accept,
+stops after ``max_repairs`` repairs in ``window_hours`` and needs a person.
+Pure functions except :func:`read_history` and :func:`write_history`. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Dict, List, Optional
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import atomic_write, read_regular_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR
+
+__all__ = [
+    "HISTORY_FILE",
+    "NOT_COUNTED",
+    "HISTORY_KEEP",
+    "HistoryError",
+    "history_path",
+    "read_history",
+    "parse_history",
+    "recent_repairs",
+    "loop_guard_message",
+    "new_entry",
+    "appended",
+    "write_history",
+]
+
+HISTORY_FILE = STATE_DIR + "/history.json"
+NOT_COUNTED = ("restored", "sidelined")  # not repair attempts: the loop guard ignores them
+HISTORY_KEEP = 100  # entries of the window kept, at most (as the role always did)
+_MAX_HISTORY_BYTES = 4 * 1024 * 1024
+
+
+class HistoryError(ValueError):
+    """The history file exists but cannot be read or is not a history: the loop guard cannot decide."""
+
+
+def history_path(root: str) -> str:
+    return os.path.join(root, HISTORY_FILE)
+
+
+def parse_history(raw: bytes, path: str) -> List[Dict[str, Any]]:
+    """The entries of a history file's bytes; :class:`HistoryError` naming ``path`` when malformed."""
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise HistoryError("the repair history %s is not valid JSON (%s): delete it to clear the loop guard" % (path, error)) from None
+    repairs = document.get("repairs", []) if isinstance(document, dict) else None
+    if not isinstance(repairs, list) or not all(_is_entry(entry) for entry in repairs):
+        raise HistoryError(
+            'the repair history %s is not {"repairs": [{"time": <number>, ...}, ...]}: delete it to clear the loop guard' % path
+        )
+    return repairs
+
+
+def _is_entry(entry: Any) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("time"), (int, float)) and not isinstance(entry.get("time"), bool)
+
+
+def read_history(path: str) -> List[Dict[str, Any]]:
+    """The entries of ``path`` ([] when it does not exist); :class:`HistoryError` when it cannot be used."""
+    try:
+        raw = read_regular_file(path, _MAX_HISTORY_BYTES)
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise HistoryError("cannot read the repair history: %s" % error) from None
+    return parse_history(raw, path)
+
+
+def recent_repairs(entries: List[Dict[str, Any]], window_hours: float, now: float) -> List[Dict[str, Any]]:
+    """The repair attempts of the last ``window_hours`` (the ones the loop guard counts)."""
+    start = now - float(window_hours) * 3600
+    return [entry for entry in entries if entry["time"] >= start and entry.get("action") not in NOT_COUNTED]
+
+
+def loop_guard_message(
+    entries: List[Dict[str, Any]], max_repairs: int, window_hours: float, now: float, path: str
+) -> Optional[str]:
+    """Why another repair is refused, or None when the loop guard lets it through."""
+    count = len(recent_repairs(entries, window_hours, now))
+    if count < max_repairs:
+        return None
+    return (
+        "loop guard: this node was repaired %d times in the last %g hours (loop_max_repairs=%d), so it is left alone. "
+        "A drift that keeps coming back, or a kubelet that keeps failing after the repair, needs a person: read %s "
+        "on the node. To allow more repairs, delete that file or raise loop_max_repairs" % (count, window_hours, max_repairs, path)
+    )
+
+
+def new_entry(action: str, by: str, verdict_before: str, backup_file: Optional[str], summary: str, now: float) -> Dict[str, Any]:
+    return {
+        "time": now,
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
+        "action": action,
+        "by": by,
+        "verdict_before": verdict_before,
+        "backup_file": backup_file,
+        "summary": summary,
+    }
+
+
+def appended(entries: List[Dict[str, Any]], entry: Dict[str, Any], window_hours: float, now: float) -> List[Dict[str, Any]]:
+    """A bounded history: the entries of the window, at most the last ``HISTORY_KEEP``, then ``entry``."""
+    start = now - float(window_hours) * 3600
+    kept = [old for old in entries if old["time"] >= start]
+    return kept[-HISTORY_KEEP:] + [entry]
+
+
+def write_history(path: str, entries: List[Dict[str, Any]]) -> None:
+    """Write the history through the one verified write path (directory 0700, file 0600)."""
+    os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+    text = json.dumps({"repairs": entries}, indent=4, sort_keys=True) + "\n"
+    atomic_write(path, text.encode("utf-8"))

@@ -1,0 +1,145 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""kubelet_mm_checkpoint state=restored: the newest or a named backup back through the verified write."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files, _repair
+from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file, tree_snapshot
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, read_bytes
+
+BACKUPS = "var/lib/nodeops-numa-drift/backups"
+
+
+def repaired_node(run, tmp_path):
+    """A drifted node after a repair: (root, original bytes, repaired bytes, the before-repair backup)."""
+    root = kaslr_node(tmp_path)
+    original = read_bytes(checkpoint_file(root))
+    result = run(kubelet_mm_checkpoint, {"root": root})
+    assert result["changed"] is True
+    return root, original, read_bytes(checkpoint_file(root)), result["backup_file"]
+
+
+def test_restore_puts_the_newest_backup_back_and_keeps_the_replaced_file(run, tmp_path):
+    root, original, repaired, backup = repaired_node(run, tmp_path)
+    result = run(kubelet_mm_checkpoint, {"root": root, "state": "restored"})
+    assert result["changed"] is True
+    assert result["action"] == "restored"
+    assert result["restored_from"] == backup
+    assert result["verdict"] == "in_sync"
+    assert result["after"]["verdict"] == "drift_within_bound"
+    path = checkpoint_file(root)
+    assert read_bytes(path) == original
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert result["backup_file"].endswith(".before-restore")
+    assert read_bytes(result["backup_file"]) == repaired
+    assert "restored %s to %s" % (backup, path) in result["message"]
+    assert not [name for name in os.listdir(os.path.dirname(path)) if name.startswith(".")]
+
+
+def test_restore_is_idempotent_and_never_picks_the_before_restore_copy(run, tmp_path):
+    root, original, _repaired, backup = repaired_node(run, tmp_path)
+    run(kubelet_mm_checkpoint, {"root": root, "state": "restored"})
+    snapshot = tree_snapshot(root)
+    again = run(kubelet_mm_checkpoint, {"root": root, "state": "restored"})
+    assert again["changed"] is False
+    assert again["restored_from"] == backup
+    assert "already holds the bytes" in again["message"]
+    assert tree_snapshot(root) == snapshot
+    assert read_bytes(checkpoint_file(root)) == original
+    assert run(kubelet_mm_checkpoint, {"root": root, "state": "restored"}, check_mode=True)["changed"] is False
+
+
+def test_restore_a_named_backup(run, tmp_path):
+    root, original, repaired, _backup = repaired_node(run, tmp_path)
+    named = str(tmp_path / "kept-by-hand")
+    with open(named, "wb") as handle:
+        handle.write(original)
+    os.utime(named, (1, 1))  # older than every backup: only chosen because it is named
+    run(kubelet_mm_checkpoint, {"root": root, "state": "restored"})
+    result = run(kubelet_mm_checkpoint, {"root": root, "state": "restored", "backup_file": named})
+    assert result["changed"] is False  # the newest backup held the same bytes
+    with open(named, "wb") as handle:
+        handle.write(repaired)
+    result = run(kubelet_mm_checkpoint, {"root": root, "state": "restored", "backup_file": named})
+    assert result["changed"] is True
+    assert result["restored_from"] == named
+    assert read_bytes(checkpoint_file(root)) == repaired
+
+
+def test_restore_in_check_and_diff_mode_touches_nothing(run, tmp_path):
+    root, _original, _repaired, backup = repaired_node(run, tmp_path)
+    before = tree_snapshot(root)
+    result = run(kubelet_mm_checkpoint, {"root": root, "state": "restored"}, check_mode=True, diff_mode=True)
+    assert result["changed"] is True
+    assert result["action"] == "dry_run"
+    assert result["restored_from"] == backup
+    assert result["diff"]["after"] == "%s (drift_within_bound)\n" % backup
+    assert tree_snapshot(root) == before
+
+
+def test_restore_after_a_sideline(run, tmp_path):
+    root = kaslr_node(tmp_path)
+    original = read_bytes(checkpoint_file(root))
+    sidelined = run(kubelet_mm_checkpoint, {"root": root, "state": "absent"})
+    assert not os.path.exists(checkpoint_file(root))
+    result = run(kubelet_mm_checkpoint, {"root": root, "state": "restored"})
+    assert result["changed"] is True
+    assert result["restored_from"] == sidelined["backup_file"]
+    assert "backup_file" not in result  # there was no checkpoint to keep
+    assert "did not exist" in result["message"]
+    assert read_bytes(checkpoint_file(root)) == original
+
+
+def test_restore_without_any_backup_fails_touching_nothing(run, tmp_path):
+    root = kaslr_node(tmp_path)
+    before = tree_snapshot(root)
+    result = run(kubelet_mm_checkpoint, {"root": root, "state": "restored"})
+    assert result["failed"] is True
+    assert result["msg"].startswith("no backup of memory_manager_state in %s" % os.path.join(root, BACKUPS))
+    assert "nothing was touched" in result["msg"]
+    assert tree_snapshot(root) == before
+
+
+def test_restore_of_a_backup_that_is_not_a_regular_file(run, tmp_path):
+    root = kaslr_node(tmp_path)
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+    before = tree_snapshot(root)
+    result = run(kubelet_mm_checkpoint, {"root": root, "state": "restored", "backup_file": fifo})
+    assert result["failed"] is True
+    assert result["msg"] == "cannot read the backup: %s is a FIFO (named pipe), not a regular file; nothing was touched" % fifo
+    assert tree_snapshot(root) == before
+
+
+def test_a_failed_restore_leaves_the_checkpoint_and_no_misleading_copy(run, tmp_path, monkeypatch):
+    root, _original, repaired, _backup = repaired_node(run, tmp_path)
+    backups_before = sorted(os.listdir(os.path.join(root, BACKUPS)))
+
+    def read_only(target, content, *args, **kwargs):
+        if target == checkpoint_file(root):
+            raise _files.WriteError(target, "writing a temporary file", OSError(errno.EROFS, os.strerror(errno.EROFS)), replaced=False)
+        return _files.atomic_write(target, content, *args, **kwargs)
+
+    monkeypatch.setattr(_repair, "atomic_write", read_only)
+    result = run(kubelet_mm_checkpoint, {"root": root, "state": "restored"})
+    assert result["failed"] is True
+    assert result["touched"] is False
+    assert "was not changed; its backup" in result["msg"] and "was removed" in result["msg"]
+    assert read_bytes(checkpoint_file(root)) == repaired
+    assert sorted(os.listdir(os.path.join(root, BACKUPS))) == backups_before
+
+
+def test_backup_file_is_only_for_restored(run, tmp_path):
+    root = kaslr_node(tmp_path)
+    before = tree_snapshot(root)
+    result = run(kubelet_mm_checkpoint, {"root": root, "backup_file": str(tmp_path / "x")})
+    assert result["failed"] is True
+    assert result["msg"] == "backup_file is only used with state=restored"
+    assert tree_snapshot(root) == before
