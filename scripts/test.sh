@@ -48,6 +48,8 @@ stage_unit() {
     [ -d "$dir" ] && paths+=("$dir")
   done
   [ ${#paths[@]} -gt 0 ] || { echo "no tests/unit or tests/integration directory" >&2; return 1; }
+  # Real components the integration tests start (Prometheus, Chromium), from Debian.
+  [ ! -f tests/integration/requirements.sh ] || run bash tests/integration/requirements.sh || return 1
   run python -m pytest "${paths[@]}"
   rc=$?
   # pytest exits 5 when it collected nothing: a test stage that tested nothing has failed.

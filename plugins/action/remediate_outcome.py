@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, Dict, Optional
 
 from ansible.plugins.action import ActionBase
@@ -17,7 +16,6 @@ ARGUMENT_SPEC = {
     "stage": {"type": "str", "required": True, "choices": ["dry_run", "repaired", "failed", "recovered"]},
     "outcome": {"type": "dict", "required": True},
     "options": {"type": "dict", "required": True},
-    "history": {"type": "list", "elements": "dict", "default": []},
     "cordon": {"type": "dict", "default": {}},
     "preview": {"type": "dict", "default": {}},
     "repair": {"type": "dict", "default": {}},
@@ -39,7 +37,7 @@ class ActionModule(ActionBase):
     def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        outcome, options, now = dict(args["outcome"]), args["options"], time.time()
+        outcome, options = dict(args["outcome"]), args["options"]
         facts: Dict[str, Any] = {}
         stage = args["stage"]
         if stage == "dry_run":
@@ -51,7 +49,6 @@ class ActionModule(ActionBase):
                 backup_file=repair.get("backup_file"), verdict_after=(repair.get("after") or {}).get("verdict", repair.get("verdict")))
             outcome["message"] = _remediate.repaired_message(outcome, args["cordon"], options)
             _remediate.with_event(outcome, "NumaDriftRepaired")
-            facts["remediate_history_text"] = _remediate.history_document(args["history"], outcome, now) if repair.get("changed") else ""
         elif stage == "failed":
             state = {"checkpoint_written": bool(args["repair"].get("changed")), "kubelet_active": args["kubelet_active"]}
             state.update(args["cordon"])
@@ -67,8 +64,6 @@ class ActionModule(ActionBase):
                 outcome["verdict_after"] = outcome.get("verdict_before")
             if outcome["action"] == "rolled_back":
                 _remediate.with_event(outcome, "NumaDriftRolledBack")
-            facts["remediate_history_text"] = _remediate.history_document(args["history"], outcome, now) \
-                if args["repair"].get("changed") else ""
         facts["remediate_outcome"] = outcome
         result["changed"] = False
         return set_host_facts(self, result, facts)

@@ -6,12 +6,12 @@
 from __future__ import annotations
 
 import base64
-import json
 import time
 from typing import Any, Dict, List, Optional
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _history
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import set_host_facts
 
@@ -47,14 +47,10 @@ class ActionModule(ActionBase):
         return set_host_facts(self, result, {"remediate_plan": decided, "remediate_outcome": outcome})
 
     def _history(self, path: str, task_vars: Dict[str, Any]) -> List[Dict[str, Any]]:
-        """The ``repairs`` entries of the node's history file ([] when it does not exist)."""
+        """The entries of the node's history file ([] when it does not exist), read from the node."""
         read = self._execute_module(module_name="ansible.legacy.slurp", module_args={"src": path}, task_vars=task_vars)
         if read.get("failed"):
             if "not found" in str(read.get("msg", "")).lower():
                 return []
             raise ValueError(read.get("msg", "slurp failed"))
-        document = json.loads(base64.b64decode(read["content"]).decode("utf-8"))
-        entries = document.get("repairs") if isinstance(document, dict) else None
-        if not isinstance(entries, list):
-            raise ValueError("no list of repairs in it")
-        return [entry for entry in entries if isinstance(entry, dict)]
+        return _history.parse_history(base64.b64decode(read["content"]), path)

@@ -111,7 +111,7 @@ class ActionModule(ActionBase):
         while True:
             outcome = self._try_lock(api, lock)
             if outcome[0] != "wait":
-                result.update(lock_held=True, lock_action=outcome[0], lock_message=outcome[1], changed=True,
+                result.update(lock_held=True, lock_action=outcome[0], lock_message=outcome[1],
                               lock_waited_seconds=round(time.time() - started, 1))
                 return None
             if time.time() - started + lock["poll"] > lock["wait_timeout"]:
@@ -150,7 +150,7 @@ class ActionModule(ActionBase):
                 api.replace("coordination.k8s.io/v1", "Lease",
                             _rollout.lease_body(lease, lock["name"], lock["namespace"], lock["holder"], 1, time.time(), release=True),
                             lock["namespace"])
-                result.update(changed=True, message="released the cluster lock")
+                result["message"] = "released the cluster lock"
                 return result
             except ApiFailure as failure:
                 if failure.status != 409:

@@ -12,8 +12,7 @@ version_added: 0.1.0
 description:
   - Internal to the role M(nodeops.numa_drift.remediate) (an action plugin; no module runs on the node).
   - Sets the fact C(remediate_outcome) after a dry run preview, a repair, or a failure (O(stage=failed) also sets
-    C(remediate_recovery): the failed phase and what to put back; O(stage=recovered) the final outcome), and
-    C(remediate_history_text), the node's repair history with this run appended, when the checkpoint was written.
+    C(remediate_recovery): the failed phase and what to put back; O(stage=recovered) the final outcome).
 author:
   - nodeops.numa_drift contributors (@nodeops)
 attributes:
@@ -37,11 +36,6 @@ options:
     description: The role's variables (C(remediate_options)).
     type: dict
     required: true
-  history:
-    description: The node's recent repair history (C(remediate_plan.history)).
-    type: list
-    elements: dict
-    default: []
   cordon:
     description: The result of M(nodeops.numa_drift.node_cordon) O(nodeops.numa_drift.node_cordon#module:state=cordoned).
     type: dict
@@ -93,7 +87,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ansible_facts:
-  description: C(remediate_outcome), and C(remediate_recovery) or C(remediate_history_text) depending on O(stage).
+  description: C(remediate_outcome), and C(remediate_recovery) with O(stage=failed).
   returned: success
   type: dict
 """

@@ -10,15 +10,15 @@ tasks. The action plugins ``remediate_plan`` and ``remediate_outcome`` are thin 
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _history
+
 NOTHING_TO_DO = ("in_sync", "no_checkpoint", "kubelet_tolerates")
 MARKER = "nodeops.numa_drift"
 SYSTEMD_STATUS_PROPERTIES = ("ActiveState", "SubState", "NRestarts", "MainPID", "ActiveEnterTimestampMonotonic")
-HISTORY_KEEP = 100
 
 # The role's task names, mapped to the phase a failure there is reported in (tasks/repair.yml).
 PHASES = {
@@ -90,20 +90,14 @@ def validation_errors(options: Mapping[str, Any]) -> List[str]:
     return errors
 
 
-def recent_repairs(history: List[Mapping[str, Any]], window_hours: float, now: float) -> List[Mapping[str, Any]]:
-    since = now - float(window_hours) * 3600
-    return [entry for entry in history if float(entry.get("time") or 0) >= since]
-
-
-def loop_guard_message(count: int, options: Mapping[str, Any]) -> str:
-    history_file = options["history_file"]
-    return (
-        "loop guard: this node was repaired %d times in the last %s hours (remediate_loop_max_repairs=%s), so it is left"
-        " alone. A drift that keeps coming back, or a kubelet that keeps failing after the repair, needs a person: read %s"
-        " on the node. To allow more repairs, delete that file (ansible %s -b -m ansible.builtin.file -a \"path=%s"
-        " state=absent\") or raise remediate_loop_max_repairs"
-        % (count, options["loop_window_hours"], options["loop_max_repairs"], history_file, options.get("host", "NODE"), history_file)
-    )
+def loop_guard_message(history: List[Dict[str, Any]], options: Mapping[str, Any], now: float) -> Optional[str]:
+    """The engine's loop guard (the module applies the same rule again under the node lock), with the role's hints."""
+    message = _history.loop_guard_message(history, int(options["loop_max_repairs"]), float(options["loop_window_hours"]), now,
+                                          options["history_file"])
+    if message is None:
+        return None
+    return "%s (remediate_loop_max_repairs; or: ansible %s -b -m ansible.builtin.file -a \"path=%s state=absent\")" % (
+        message, options.get("host", "NODE"), options["history_file"])
 
 
 def refused_message(facts: Mapping[str, Any], cordon: bool) -> str:
@@ -112,7 +106,7 @@ def refused_message(facts: Mapping[str, Any], cordon: bool) -> str:
         facts.get("verdict"), causes, facts.get("advice", ""), ", and cordoned" if cordon else "")
 
 
-def plan(facts: Mapping[str, Any], options: Mapping[str, Any], history: List[Mapping[str, Any]], now: float) -> Dict[str, Any]:
+def plan(facts: Mapping[str, Any], options: Mapping[str, Any], history: List[Dict[str, Any]], now: float) -> Dict[str, Any]:
     """What the role does on this node (``branch``) and the outcome record it starts from."""
     verdict = facts.get("verdict")
     api = bool(options["api"])
@@ -123,7 +117,7 @@ def plan(facts: Mapping[str, Any], options: Mapping[str, Any], history: List[Map
         "summary": facts.get("summary", ""), "cordoned_by_us": False, "api_managed": api, "backup_file": None,
         "message": "", "numa_drift": dict(facts), "service": name, "event": None,
     }
-    recent = recent_repairs(history, options["loop_window_hours"], now)
+    tripped = loop_guard_message(history, options, now) if facts.get("repairable") else None
     if verdict in NOTHING_TO_DO:
         branch = "nothing"
         outcome["message"] = "nothing to do (%s): %s" % (verdict, facts.get("summary", ""))
@@ -132,9 +126,9 @@ def plan(facts: Mapping[str, Any], options: Mapping[str, Any], history: List[Map
         cordon = bool(options.get("cordon_unrepairable")) and api and not dry
         outcome.update(action="refused", message=refused_message(facts, cordon))
         with_event(outcome, "NumaDriftRefused")
-    elif len(recent) >= int(options["loop_max_repairs"]):
+    elif tripped:
         branch = "loop_guard"
-        outcome.update(action="loop_guard", message=loop_guard_message(len(recent), options))
+        outcome.update(action="loop_guard", message=tripped)
     elif dry:
         branch = "dry_run"
     else:
@@ -145,7 +139,6 @@ def plan(facts: Mapping[str, Any], options: Mapping[str, Any], history: List[Map
         "cordon_refused": branch == "refused" and bool(options.get("cordon_unrepairable")) and api and not dry,
         "service_name": name,
         "service_commands": service_commands(options["service_mode"], name, options.get("service_commands")),
-        "history": [dict(entry) for entry in recent][-HISTORY_KEEP:],
         "outcome": outcome,
     }
 
@@ -174,16 +167,6 @@ def repaired_message(outcome: Mapping[str, Any], cordon: Mapping[str, Any], opti
         note = ", the Node is Ready"
     return "repaired: %s; backup %s; kubelet stayed up for %ss%s" % (
         outcome.get("summary", ""), outcome.get("backup_file") or "none (nothing was written)", options["settle_seconds"], note)
-
-
-def history_document(history: List[Mapping[str, Any]], outcome: Mapping[str, Any], now: float) -> str:
-    """The node's repair history with this run appended (the loop guard counts these)."""
-    entries = [dict(entry) for entry in history][-HISTORY_KEEP:]
-    entries.append({
-        "time": now, "at": utc_stamp(now), "action": outcome.get("action"), "by": "role",
-        "verdict_before": outcome.get("verdict_before"), "backup_file": outcome.get("backup_file"), "summary": outcome.get("summary"),
-    })
-    return json.dumps({"repairs": entries}, indent=2, sort_keys=True) + "\n"
 
 
 def failure_text(task_name: str, result: Mapping[str, Any]) -> str:
