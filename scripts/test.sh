@@ -48,9 +48,8 @@ stage_unit() {
     [ -d "$dir" ] && paths+=("$dir")
   done
   [ ${#paths[@]} -gt 0 ] || { echo "no tests/unit or tests/integration directory" >&2; return 1; }
-  bash "$ROOT/scripts/unit-requirements.sh"
-  # promtool and prometheus-node-exporter for the guard's Prometheus tests (Debian packages).
-  run bash "$ROOT/tests/integration/guard-requirements.sh" || return 1
+  # Real components the integration tests start (strace, Prometheus, node exporter, Chromium), from Debian.
+  run bash tests/integration/requirements.sh || return 1
   run python -m pytest "${paths[@]}"
   rc=$?
   # pytest exits 5 when it collected nothing: a test stage that tested nothing has failed.

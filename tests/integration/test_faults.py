@@ -140,7 +140,7 @@ def syscall_counts(args):
 
 def strace_usable():
     if not STRACE:
-        return "strace is not installed (scripts/unit-requirements.sh installs it where it can)"
+        return "strace is not installed (tests/integration/requirements.sh installs it)"
     probe = subprocess.run([STRACE, "-qq", "-o", "/dev/null", "true"], capture_output=True, check=False)
     return None if probe.returncode == 0 else "strace cannot trace here: %s" % probe.stderr.decode().strip()[:200]
 

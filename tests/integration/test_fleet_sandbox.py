@@ -68,6 +68,7 @@ class Run:
         self.output = completed.stdout
         self.report_dir = report_dir
         self.seconds = seconds
+        self.counts: Dict[str, Dict[str, Any]] = {}
         self.recap = {m["host"]: {k: int(v) for k, v in m.groupdict().items() if k != "host"} for m in RECAP.finditer(self.output)}
 
     def report(self) -> Dict[str, Any]:
@@ -88,13 +89,13 @@ class Run:
 class Fleet:
     """A sandbox fleet brought up with tests/sandbox/fleet.py, and ways to look at it."""
 
-    def __init__(self, directory: str, collections: str, scenario: str) -> None:
+    def __init__(self, directory: str, collections: str, scenario: str, nodes: int = 0) -> None:
         self.dir = directory
         self.collections = collections
         self.scenario = scenario
         self.runs = 0
         subprocess.run(
-            [PYTHON, FLEET, "up", "--dir", directory, "--scenario", scenario, "--settle-seconds", "3"],
+            [PYTHON, FLEET, "up", "--dir", directory, "--scenario", scenario, "--settle-seconds", "3"] + (["--nodes", str(nodes)] if nodes else []),
             check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=180,
         )
         with open(os.path.join(directory, "fleet.json"), encoding="utf-8") as handle:
@@ -175,6 +176,14 @@ class Fleet:
             time.sleep(0.5)
         return self.ready(name)
 
+    def events(self, name: str) -> List[Dict[str, Any]]:
+        """core/v1 Events whose involvedObject is the Node ``name`` (as kubectl describe node finds them)."""
+        listing = self.api("GET", "/api/v1/events?fieldSelector=involvedObject.name%3D" + name)
+        return [event for event in listing["items"] if event["involvedObject"]["kind"] == "Node"]
+
+    def audit(self) -> List[Dict[str, Any]]:
+        return self.api("GET", "/_sandbox/audit")["audit"]
+
     def outage(self, seconds: float, mode: str = "unavailable") -> None:
         self.api("POST", "/_sandbox/outage", {"seconds": seconds, "mode": mode})
 
@@ -184,6 +193,10 @@ class Fleet:
     # ansible-playbook
 
     def playbook(self, name: str, *args: str, extra: Optional[Dict[str, Any]] = None) -> Run:
+        return self.finish(self.start_playbook(name, *args, extra=extra))
+
+    def start_playbook(self, name: str, *args: str, extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """Start ansible-playbook in the background (see finish)."""
         self.runs += 1
         report_dir = os.path.join(self.dir, "reports", "%02d-%s" % (self.runs, name))
         command = [ANSIBLE_PLAYBOOK, "-i", self.inventory, "nodeops.numa_drift." + name, "-f", "10"]
@@ -203,11 +216,27 @@ class Fleet:
             NUMA_DRIFT_REPORT_DIR=report_dir,
         )
         env.pop("ANSIBLE_CONFIG", None)
-        started = time.time()
-        completed = subprocess.run(
-            command, cwd=self.dir, env=env, check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=PLAYBOOK_TIMEOUT,
-        )
-        return Run(completed, report_dir, time.time() - started)
+        counts = os.path.join(self.dir, "task-counts-%02d.json" % self.runs)
+        env.update(ANSIBLE_CALLBACK_PLUGINS=os.path.join(CHECKOUT, "tests", "integration", "callback_plugins"),
+                   ANSIBLE_CALLBACKS_ENABLED="task_counts", NUMA_DRIFT_TASK_COUNTS=counts)
+        process = subprocess.Popen(  # pylint: disable=consider-using-with
+            command, cwd=self.dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return {"process": process, "command": command, "report_dir": report_dir, "started": time.time(), "counts": counts}
+
+    @staticmethod
+    def finish(started: Dict[str, Any]) -> Run:
+        process = started["process"]
+        try:
+            output, _ = process.communicate(timeout=PLAYBOOK_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+        run = Run(subprocess.CompletedProcess(started["command"], process.returncode, output), started["report_dir"], time.time() - started["started"])
+        run.counts = {}
+        if os.path.exists(started["counts"]):
+            with open(started["counts"], encoding="utf-8") as handle:
+                run.counts = json.load(handle)
+        return run
 
 
 def assert_not_half_done(fleet: Fleet, name: str) -> None:
@@ -307,6 +336,20 @@ def test_repairable_nodes_come_back_ready_and_uncordoned(mixed: Fleet, remediate
         if not mixed.nodes[name]["cordoned_beforehand"]:
             assert not mixed.unschedulable(name), name
             assert rows[name]["cordoned_by_us"] is True
+        events = mixed.events(name)
+        assert [event["reason"] for event in events] == ["NumaDriftRepaired"], events
+        assert events[0]["source"]["component"] == "nodeops-numa-drift" and events[0]["type"] == "Normal"
+        assert "bound" in events[0]["message"] and "node0" in events[0]["message"], events[0]["message"]
+    # The lean role: tasks that ran per node (the role's own argument validation included).
+    repaired = [run.counts[name]["executed"] for name in expected(mixed, "drift_within_bound")]
+    nothing = [run.counts[name]["executed"] for name in expected(mixed, "in_sync") + expected(mixed, "no_checkpoint")]
+    print("task counts: repaired %s, nothing to do %s" % (repaired, nothing))
+    assert max(repaired) <= 25 and max(nothing) <= 6, run.counts
+    for name in expected(mixed, "drift_exceeds_bound") + expected(mixed, "hugepages_changed"):
+        assert [event["reason"] for event in mixed.events(name)] == ["NumaDriftRefused"]
+        assert mixed.events(name)[0]["type"] == "Warning"
+    for name in expected(mixed, "in_sync") + expected(mixed, "no_checkpoint"):
+        assert mixed.events(name) == []
 
 
 def test_node_cordoned_beforehand_stays_cordoned(mixed: Fleet, remediated: Dict[str, Any]) -> None:
@@ -355,7 +398,8 @@ def test_remediate_report_has_every_node_before_and_after(mixed: Fleet, remediat
 def test_second_run_changes_nothing(mixed: Fleet, remediated: Dict[str, Any]) -> None:
     run = mixed.playbook("remediate", "-e", "numa_drift_batch=100%")
     assert run.rc == 0, run.tail()
-    assert sorted(run.recap) == sorted(mixed.nodes)
+    # localhost runs the playbook's own bookkeeping plays (naming the run, the lock's outcome).
+    assert sorted(host for host in run.recap if host != "localhost") == sorted(mixed.nodes)
     assert all(counts["changed"] == 0 for counts in run.recap.values()), run.recap
     for name in mixed.nodes:
         assert mixed.checkpoint_bytes(name) == remediated["checkpoints"][name], name
@@ -371,7 +415,7 @@ def test_rollback_needs_confirmation_then_restores_the_backup(mixed: Fleet, reme
     run = mixed.playbook("rollback", "-l", name, "-e", "numa_drift_rollback_confirm=true")
     assert run.rc == 0, run.tail()
     assert mixed.checkpoint_bytes(name) == mixed.originals[name]
-    assert any(entry.endswith(".before-rollback") for entry in mixed.backups(name))
+    assert any(entry.endswith(".before-restore") for entry in mixed.backups(name))
     assert sorted(run.recap) == [name]
 
 
@@ -451,8 +495,9 @@ def test_kubelet_failing_after_repair_gets_the_original_back_and_stays_cordoned(
         assert annotations[LAST_OUTCOME].startswith("rolled_back ")
         assert fleet.service(name)["state"] != "inactive"
         with open(fleet.history_file(name), encoding="utf-8") as handle:
-            assert [entry["action"] for entry in json.load(handle)["repairs"]] == ["rolled_back"]
+            assert [(entry["action"], entry["by"]) for entry in json.load(handle)["repairs"]] == [("repaired", "role"), ("restored", "role")]
         assert_not_half_done(fleet, name)
+        assert "NumaDriftRolledBack" in [event["reason"] for event in fleet.events(name)]
     assert "did not report Ready within 8s" in rows[not_ready]["message"]
     assert "did not stay up" in rows[crashing]["message"] or "did not become active" in rows[crashing]["message"]
 
@@ -638,3 +683,229 @@ def test_drain_wait_timeout_fails_the_node_instead_of_warning(draining: Fleet) -
     run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true", "-e", "remediate_drain_timeout=3")
     assert_drain_failed_and_nothing_touched(fleet, name, run, lingering)
     assert pods_on(fleet, name)[lingering]["metadata"].get("deletionTimestamp")
+
+
+# --------------------------------------------------------------------------- rollout controls
+
+
+LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
+
+
+@pytest.fixture(scope="module")
+def controls(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    yield from make_fleet(tmp_path_factory, collections_path, "all-drift")
+
+
+def lease_holders(fleet: Fleet) -> List[Any]:
+    """The holder of the lock Lease after each write to it, in order (None: released)."""
+    return [entry.get("holder") for entry in fleet.audit() if entry["kind"] == "Lease" and entry["name"] == "nodeops-numa-drift"]
+
+
+def untouched(fleet: Fleet, names: List[str]) -> bool:
+    return all(fleet.checkpoint_bytes(name) == fleet.originals[name] and not fleet.unschedulable(name) for name in names)
+
+
+def test_two_concurrent_runs_never_work_on_the_cluster_at_once(controls: Fleet) -> None:
+    fleet = controls
+    names = sorted(fleet.nodes)[:2]
+    args = ("-l", ",".join(names), "-e", "numa_drift_batch=100%", "-e", "numa_drift_lock_wait_timeout=600", "-e", "numa_drift_lock_poll=2")
+    first = fleet.start_playbook("remediate", *args)
+    second = fleet.start_playbook("remediate", *args)
+    runs = [fleet.finish(first), fleet.finish(second)]
+    assert all(run.rc == 0 for run in runs), "\n".join(run.tail(40) for run in runs)
+    audit = fleet.audit()
+    leases = [entry for entry in audit if entry["kind"] == "Lease"]
+    holders = [entry.get("holder") for entry in leases]
+    # One run holds the Lease (renewing it between batches) until it releases it; only then does the other take it.
+    distinct = [holder for index, holder in enumerate(holders) if index == 0 or holder != holders[index - 1]]
+    assert len([holder for holder in distinct if holder]) == 2 and distinct[1] is None and distinct[-1] is None, holders
+    first_holder, second_holder = distinct[0], distinct[2]
+    released = next(entry["time"] for entry in leases if entry.get("holder") is None)
+    taken = next(entry["time"] for entry in leases if entry.get("holder") == second_holder)
+    assert taken >= released
+    # Every cordon and uncordon (a change of spec.unschedulable) happened while the first holder held the Lease.
+    held_from = next(entry["time"] for entry in leases if entry.get("holder") == first_holder)
+    last: Dict[str, bool] = {}
+    changes = []
+    for entry in audit:
+        if entry["kind"] == "Node" and entry["name"] in names:
+            if entry["name"] in last and entry["unschedulable"] != last[entry["name"]]:
+                changes.append(entry["time"])
+            last[entry["name"]] = entry["unschedulable"]
+    assert len(changes) == 4 and all(held_from <= moment <= released for moment in changes), (changes, held_from, released)
+    for name in names:
+        with open(fleet.history_file(name), encoding="utf-8") as handle:
+            assert [entry["action"] for entry in json.load(handle)["repairs"]] == ["repaired"]
+
+
+def test_a_held_lease_stops_a_second_run_and_a_stale_one_is_taken_over(controls: Fleet) -> None:
+    fleet = controls
+    name = sorted(fleet.nodes)[2]
+    now = time.time()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now))
+    lease = {"metadata": {"name": "nodeops-numa-drift"}, "spec": {"holderIdentity": "someone-else", "leaseDurationSeconds": 600,
+                                                                    "acquireTime": stamp, "renewTime": stamp}}
+    created = fleet.api("POST", LEASE, lease)
+    run = fleet.playbook("remediate", "-l", name)
+    assert run.rc != 0, run.tail()
+    assert "another rollout holds the cluster lock" in run.output and "someone-else" in run.output
+    assert untouched(fleet, [name])
+    assert fleet.api("GET", LEASE + "/nodeops-numa-drift")["spec"]["holderIdentity"] == "someone-else"
+    # The same lease, not renewed for longer than its duration: stale, taken over.
+    stale = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now - 700))
+    created["spec"].update(renewTime=stale, acquireTime=stale)
+    fleet.api("PUT", LEASE + "/nodeops-numa-drift", created)
+    again = fleet.playbook("remediate", "-l", name, "-e", "remediate_dry_run=true")
+    assert again.rc == 0, again.tail()
+    assert again.rows()[name]["action"] == "dry_run"
+    holders = lease_holders(fleet)
+    assert holders[-1] is None and holders[-2] not in (None, "someone-else"), holders
+
+
+def test_pause_stops_the_rollout_before_the_next_batch(controls: Fleet) -> None:
+    fleet = controls
+    names = sorted(fleet.nodes)[2:4]
+    fleet.api("POST", "/api/v1/namespaces/kube-system/configmaps", {"metadata": {"name": "numa-drift-control"}, "data": {"paused": "true"}})
+    try:
+        run = fleet.playbook("remediate", "-l", ",".join(names), "-e", "numa_drift_pause_configmap=numa-drift-control")
+    finally:
+        fleet.api("DELETE", "/api/v1/namespaces/kube-system/configmaps/numa-drift-control")
+    assert run.rc == 0, run.tail()
+    assert "the rollout is paused (ConfigMap kube-system/numa-drift-control key paused)" in run.output
+    assert {row["action"] for row in run.rows().values()} == {"not_processed"}
+    assert "paused" in run.report()["stopped"]["message"]
+    assert untouched(fleet, names)
+    assert lease_holders(fleet)[-1] is None
+
+
+def test_health_gate_counts_other_notready_nodes(controls: Fleet) -> None:
+    fleet = controls
+    name = sorted(fleet.nodes)[3]
+    others = [other for other in sorted(fleet.nodes) if other != name and fleet.ready(other) != "True"]
+    assert others, "the all-drift fleet has crash-looping (NotReady) nodes besides the target"
+    run = fleet.playbook("remediate", "-l", name, "-e", "numa_drift_max_unhealthy=%d" % (len(others) - 1))
+    assert run.rc == 0, run.tail()
+    assert "%d Nodes are NotReady for reasons other than this rollout" % len(others) in run.output
+    assert run.rows()[name]["action"] == "not_processed" and untouched(fleet, [name])
+    # The same count as a percentage that allows them: the run goes on (a dry run is enough to see it).
+    allowed = "%d%%" % (100 * len(others) // len(fleet.nodes) + 1)
+    again = fleet.playbook("remediate", "-l", name, "-e", "numa_drift_max_unhealthy=" + allowed, "-e", "remediate_dry_run=true")
+    assert again.rc == 0 and again.rows()[name]["action"] == "dry_run", again.tail()
+
+
+def test_maintenance_window_outside_does_nothing_and_says_when_it_opens(controls: Fleet) -> None:
+    fleet = controls
+    name = sorted(fleet.nodes)[3]
+    hour = time.gmtime().tm_hour
+    closed = "%02d:00-%02d:00" % ((hour + 2) % 24, (hour + 3) % 24)
+    run = fleet.playbook("remediate", "-l", name, "-e", "numa_drift_window_hours=" + closed, "-e", "numa_drift_window_timezone=UTC")
+    assert run.rc == 0, run.tail()
+    assert "outside the maintenance window" in run.output and "it opens 20" in run.output
+    assert run.rows()[name]["action"] == "not_processed" and untouched(fleet, [name])
+    opened = "%02d:00-%02d:00" % (hour, (hour + 1) % 24 or 24)
+    again = fleet.playbook("remediate", "-l", name, "-e", "numa_drift_window_hours=" + opened, "-e", "remediate_dry_run=true")
+    assert again.rc == 0 and again.rows()[name]["action"] == "dry_run", again.tail()
+
+
+class Receiver:
+    """A webhook receiver on 127.0.0.1 that keeps every JSON body posted to it."""
+
+    def __init__(self) -> None:
+        import http.server  # pylint: disable=import-outside-toplevel
+        import threading  # pylint: disable=import-outside-toplevel
+
+        bodies = self.bodies = []  # type: List[Any]
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"])).decode("utf-8")))
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d/hook" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_webhook_gets_the_summary_and_refused_nodes_and_a_dead_one_does_not_fail_the_run(mixed: Fleet, remediated: Dict[str, Any]) -> None:
+    receiver = Receiver()
+    try:
+        run = mixed.playbook("remediate", "-e", "numa_drift_batch=100%", "-e", "remediate_dry_run=true", "-e", "numa_drift_webhook_url=" + receiver.url)
+    finally:
+        receiver.close()
+    assert run.rc == 0, run.tail()
+    assert len(receiver.bodies) == 1, receiver.bodies
+    body = receiver.bodies[0]
+    assert body["text"].startswith("nodeops.numa_drift remediate: 8 nodes")
+    refused = sorted(expected(mixed, "drift_exceeds_bound") + expected(mixed, "hugepages_changed"))
+    assert sorted(body["nodes"]) == refused and all(name in body["text"] for name in refused)
+    # Nothing listens there any more: the notification fails, the run does not.
+    dead = mixed.playbook("remediate", "-l", refused[0], "-e", "remediate_dry_run=true", "-e", "numa_drift_webhook_url=" + receiver.url)
+    assert dead.rc == 0, dead.tail()
+    assert "could not notify %s" % receiver.url in dead.output
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Prometheus on 127.0.0.1 whose rule NumaDriftTestAlwaysFiring always fires."""
+    binary = shutil.which("prometheus") or "/usr/bin/prometheus"
+    assert os.access(binary, os.X_OK), "prometheus is not installed: bash scripts/setup.sh installs the Debian package"
+    directory = str(tmp_path_factory.mktemp("prometheus"))
+    with open(os.path.join(directory, "rules.yml"), "w", encoding="utf-8") as handle:
+        handle.write("groups:\n  - name: test\n    interval: 1s\n    rules:\n      - alert: NumaDriftTestAlwaysFiring\n"
+                     "        expr: vector(1)\n        labels: {severity: critical}\n")
+    with open(os.path.join(directory, "prometheus.yml"), "w", encoding="utf-8") as handle:
+        handle.write("global: {evaluation_interval: 1s, scrape_interval: 60s}\nrule_files: [%s]\n" % os.path.join(directory, "rules.yml"))
+    import socket  # pylint: disable=import-outside-toplevel
+
+    with socket.socket() as probe_socket:
+        probe_socket.bind(("127.0.0.1", 0))
+        port = probe_socket.getsockname()[1]
+    log = open(os.path.join(directory, "prometheus.log"), "wb")  # pylint: disable=consider-using-with
+    process = subprocess.Popen(  # pylint: disable=consider-using-with
+        [binary, "--config.file=" + os.path.join(directory, "prometheus.yml"), "--storage.tsdb.path=" + os.path.join(directory, "data"),
+         "--web.listen-address=127.0.0.1:%d" % port], stdout=log, stderr=subprocess.STDOUT)
+    url = "http://127.0.0.1:%d" % port
+    try:
+        end = time.time() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/api/v1/alerts", timeout=5) as response:
+                    alerts = json.loads(response.read().decode("utf-8"))["data"]["alerts"]
+                if any(alert["state"] == "firing" for alert in alerts):
+                    break
+            except OSError:
+                pass
+            assert time.time() < end and process.poll() is None, open(os.path.join(directory, "prometheus.log"), encoding="utf-8").read()[-2000:]
+            time.sleep(1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def test_health_gate_stops_on_firing_prometheus_alerts(controls: Fleet, prometheus: str) -> None:
+    fleet = controls
+    name = sorted(fleet.nodes)[3]
+    run = fleet.playbook("remediate", "-l", name, "-e", "numa_drift_prometheus_url=" + prometheus,
+                         "-e", "numa_drift_alert_filter_regexp=^NumaDriftTest")
+    assert run.rc == 0, run.tail()
+    assert "alerts matching '^NumaDriftTest' are firing in Prometheus (NumaDriftTestAlwaysFiring)" in run.output
+    assert run.rows()[name]["action"] == "not_processed" and untouched(fleet, [name])
+    again = fleet.playbook("remediate", "-l", name, "-e", "numa_drift_prometheus_url=" + prometheus,
+                           "-e", "numa_drift_alert_filter_regexp=^SomethingElse$", "-e", "remediate_dry_run=true")
+    assert again.rc == 0 and again.rows()[name]["action"] == "dry_run", again.tail()

@@ -4,7 +4,7 @@
 """The alerting rules with the real promtool, and the guard's metrics read back through a real node exporter.
 
 promtool (Debian package prometheus) and prometheus-node-exporter are installed by
-tests/integration/guard-requirements.sh from the unit stage; these tests fail, not skip, without them.
+tests/integration/requirements.sh from the unit stage; these tests fail, not skip, without them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RULES_DIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "extensions", "prometheus")
-MISSING = "%s is missing: run bash tests/integration/guard-requirements.sh"
+MISSING = "%s is missing: run bash tests/integration/requirements.sh"
 
 
 def tool(name):

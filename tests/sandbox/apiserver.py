@@ -22,7 +22,12 @@ and the kubelet stand-in use, with the real server's wire behaviour on those pat
   ``spec.unschedulable``; ``not-ready``/``unreachable`` taints follow the Ready condition; a node
   whose kubelet stopped posting for ``--node-monitor-grace-period`` seconds turns Ready=Unknown.
 
+* namespaced ``events`` and ``configmaps`` (core/v1) and ``leases`` (coordination.k8s.io/v1): list (all namespaces
+  or one; ``fieldSelector`` such as ``involvedObject.name=...`` for events), get, create (``generateName``),
+  PUT (a stale ``metadata.resourceVersion`` is a 409), PATCH, delete;
+
 Test controls (never authenticated): ``GET /_sandbox/state``, ``GET /_sandbox/requests``,
+``GET /_sandbox/audit`` (every successful write in order; a Lease's ``holder``, a Node's ``unschedulable``),
 ``POST /_sandbox/outage {"seconds": N, "mode": "unavailable"|"refuse"}`` (503 for every API
 request, or the port closed: connection refused), ``DELETE /_sandbox/outage``,
 ``POST /_sandbox/faults {"method": "PATCH", "path": "<regex>", "code": 500, "count": 1}``,
@@ -91,6 +96,14 @@ MERGE_KEYS: Dict[Tuple[str, ...], str] = {
     ("spec", "volumes"): "name",
 }
 NODE_FIELDS = ("metadata.name", "spec.unschedulable")
+# Namespaced kinds kept as plain objects: plural -> (apiVersion, kind, supported field selectors).
+OBJECT_KINDS: Dict[str, Tuple[str, str, Tuple[str, ...]]] = {
+    "events": ("v1", "Event", ("metadata.name", "metadata.namespace", "involvedObject.name", "involvedObject.kind",
+                               "involvedObject.namespace", "involvedObject.uid", "reason", "type", "source")),
+    "configmaps": ("v1", "ConfigMap", ("metadata.name", "metadata.namespace")),
+    "leases": ("coordination.k8s.io/v1", "Lease", ("metadata.name", "metadata.namespace")),
+}
+AUDIT_LOG_SIZE = 5000
 POD_FIELDS = ("metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "status.phase")
 
 
@@ -594,6 +607,8 @@ class Store:
         self.resource_version = 1
         self.nodes: Dict[str, Dict[str, Any]] = {}
         self.pods: Dict[str, Dict[str, Any]] = {}
+        self.objects: Dict[str, Dict[str, Dict[str, Any]]] = {plural: {} for plural in OBJECT_KINDS}
+        self.audit: List[Dict[str, Any]] = []
         if path and os.path.exists(path):
             with open(path, encoding="utf-8") as handle:
                 self._load(json.load(handle))
@@ -608,10 +623,26 @@ class Store:
             self._admit_new(pod, now)
             meta = pod["metadata"]
             self.pods[_pod_key(meta.get("namespace", "default"), meta["name"])] = pod
+        for plural, objects in (document.get("objects") or {}).items():
+            if plural in self.objects:
+                self.objects[plural] = dict(objects)
 
     def snapshot(self) -> Dict[str, Any]:
         with self.lock:
-            return {"resourceVersion": self.resource_version, "nodes": copy.deepcopy(self.nodes), "pods": copy.deepcopy(self.pods)}
+            return {"resourceVersion": self.resource_version, "nodes": copy.deepcopy(self.nodes), "pods": copy.deepcopy(self.pods),
+                    "objects": copy.deepcopy(self.objects)}
+
+    def _audit(self, verb: str, kind: str, namespace: str, name: str, obj: Optional[Dict[str, Any]]) -> None:
+        """Every successful write, in order (GET /_sandbox/audit): leases with their holder, nodes with spec.unschedulable."""
+        entry: Dict[str, Any] = {"time": time.time(), "verb": verb, "kind": kind, "namespace": namespace, "name": name}
+        if obj is not None:
+            entry["resourceVersion"] = (obj.get("metadata") or {}).get("resourceVersion")
+            if kind == "Lease":
+                entry["holder"] = (obj.get("spec") or {}).get("holderIdentity")
+            if kind == "Node":
+                entry["unschedulable"] = bool((obj.get("spec") or {}).get("unschedulable"))
+        self.audit.append(entry)
+        del self.audit[:-AUDIT_LOG_SIZE]
 
     def save(self) -> None:
         if not self.path:
@@ -691,6 +722,7 @@ class Store:
             if updated != current:
                 self._bump(updated)
                 self.nodes[name] = updated
+                self._audit("update", "Node", "", name, updated)
                 self.save()
             return copy.deepcopy(updated)
 
@@ -731,6 +763,88 @@ class Store:
             if expired:
                 self.save()
         return expired
+
+    # -- events, configmaps, leases
+
+    def list_objects(self, plural: str, namespace: Optional[str], label_selector: str = "", field_selector: str = "") -> Dict[str, Any]:
+        api_version, kind, supported = OBJECT_KINDS[plural]
+        labels = parse_label_selector(label_selector)
+        fields = parse_field_selector(field_selector, supported)
+        with self.lock:
+            items = [
+                _listed(obj) for _key, obj in sorted(self.objects[plural].items())
+                if (namespace is None or obj["metadata"].get("namespace") == namespace)
+                and labels_match(labels, obj["metadata"].get("labels")) and fields_match(fields, obj)
+            ]
+            return {"kind": kind + "List", "apiVersion": api_version, "metadata": {"resourceVersion": str(self.resource_version)}, "items": items}
+
+    def get_object(self, plural: str, namespace: str, name: str) -> Dict[str, Any]:
+        with self.lock:
+            obj = self.objects[plural].get(_pod_key(namespace, name))
+            if obj is None:
+                raise not_found(plural, name)
+            return copy.deepcopy(obj)
+
+    def create_object(self, plural: str, namespace: str, body: Dict[str, Any], dry_run: bool = False) -> Dict[str, Any]:
+        api_version, kind, _fields = OBJECT_KINDS[plural]
+        meta = body.get("metadata") or {}
+        name = (meta.get("name") or "").strip()
+        if not name and meta.get("generateName"):
+            name = meta["generateName"] + uuid.uuid4().hex[:5]
+        if not name:
+            raise invalid(kind, "", "metadata.name: Required value: name or generateName is required")
+        with self.lock:
+            key = _pod_key(namespace, name)
+            if key in self.objects[plural]:
+                raise ApiError(409, "AlreadyExists", '%s "%s" already exists' % (plural, name), {"name": name, "kind": plural})
+            obj = copy.deepcopy(body)
+            obj.update({"apiVersion": api_version, "kind": kind})
+            obj["metadata"] = dict(meta, name=name, namespace=namespace)
+            obj["metadata"].pop("resourceVersion", None)
+            if dry_run:
+                return obj
+            self._admit_new(obj, time.time())
+            self.objects[plural][key] = obj
+            self._audit("create", kind, namespace, name, obj)
+            self.save()
+            return copy.deepcopy(obj)
+
+    def replace_object(self, plural: str, namespace: str, name: str, body: Dict[str, Any], dry_run: bool = False) -> Dict[str, Any]:
+        """PUT: a stale metadata.resourceVersion is a 409 (optimistic concurrency, as leader election relies on)."""
+        api_version, kind, _fields = OBJECT_KINDS[plural]
+        with self.lock:
+            current = self.get_object(plural, namespace, name)
+            wanted = str((body.get("metadata") or {}).get("resourceVersion") or "")
+            if wanted and wanted != current["metadata"]["resourceVersion"]:
+                raise conflict(plural, name)
+            obj = copy.deepcopy(body)
+            obj.update({"apiVersion": api_version, "kind": kind})
+            obj["metadata"] = dict(obj.get("metadata") or {}, name=name, namespace=namespace)
+            for key in ("uid", "creationTimestamp"):
+                obj["metadata"][key] = current["metadata"].get(key)
+            if dry_run:
+                return obj
+            self._bump(obj)
+            self.objects[plural][_pod_key(namespace, name)] = obj
+            self._audit("update", kind, namespace, name, obj)
+            self.save()
+            return copy.deepcopy(obj)
+
+    def patch_object(self, plural: str, namespace: str, name: str, body: Any, content_type: str, dry_run: bool = False) -> Dict[str, Any]:
+        with self.lock:
+            current = self.get_object(plural, namespace, name)
+            patched = apply_patch(current, body, content_type)
+            return self.replace_object(plural, namespace, name, patched, dry_run)
+
+    def delete_object(self, plural: str, namespace: str, name: str, dry_run: bool = False) -> Dict[str, Any]:
+        with self.lock:
+            obj = self.get_object(plural, namespace, name)
+            if not dry_run:
+                del self.objects[plural][_pod_key(namespace, name)]
+                self.resource_version += 1
+                self._audit("delete", obj["kind"], namespace, name, None)
+                self.save()
+            return obj
 
     # -- pods
 
@@ -833,7 +947,20 @@ CORE_V1_RESOURCES = {
         _resource("nodes/status", "Node", False, ["get", "patch", "update"]),
         _resource("pods", "Pod", True, ["create", "delete", "get", "list"], ["po"], categories=["all"]),
         _resource("pods/eviction", "Eviction", True, ["create"], group="policy", version="v1"),
+        _resource("events", "Event", True, ["create", "delete", "get", "list", "patch", "update"], ["ev"]),
+        _resource("configmaps", "ConfigMap", True, ["create", "delete", "get", "list", "patch", "update"], ["cm"]),
     ],
+}
+COORDINATION_GROUP = {
+    "name": "coordination.k8s.io",
+    "versions": [{"groupVersion": "coordination.k8s.io/v1", "version": "v1"}],
+    "preferredVersion": {"groupVersion": "coordination.k8s.io/v1", "version": "v1"},
+}
+COORDINATION_V1_RESOURCES = {
+    "kind": "APIResourceList",
+    "apiVersion": "v1",
+    "groupVersion": "coordination.k8s.io/v1",
+    "resources": [_resource("leases", "Lease", True, ["create", "delete", "get", "list", "patch", "update"])],
 }
 POLICY_GROUP = {
     "name": "policy",
@@ -930,7 +1057,9 @@ class Api:
             ("GET", re.compile(r"^/version/?$"), lambda m, q, b, h: KUBERNETES_VERSION),
             ("GET", re.compile(r"^/(healthz|livez|readyz)$"), lambda m, q, b, h: "ok"),
             ("GET", re.compile(r"^/api/?$"), self.core_versions),
-            ("GET", re.compile(r"^/apis/?$"), lambda m, q, b, h: {"kind": "APIGroupList", "apiVersion": "v1", "groups": [POLICY_GROUP]}),
+            ("GET", re.compile(r"^/apis/?$"), lambda m, q, b, h: {"kind": "APIGroupList", "apiVersion": "v1", "groups": [POLICY_GROUP, COORDINATION_GROUP]}),
+            ("GET", re.compile(r"^/apis/coordination\.k8s\.io/?$"), lambda m, q, b, h: dict(COORDINATION_GROUP, kind="APIGroup", apiVersion="v1")),
+            ("GET", re.compile(r"^/apis/coordination\.k8s\.io/v1/?$"), lambda m, q, b, h: COORDINATION_V1_RESOURCES),
             ("GET", re.compile(r"^/api/v1/?$"), lambda m, q, b, h: CORE_V1_RESOURCES),
             ("GET", re.compile(r"^/apis/policy/?$"), lambda m, q, b, h: dict(POLICY_GROUP, kind="APIGroup", apiVersion="v1")),
             ("GET", re.compile(r"^/apis/policy/v1/?$"), lambda m, q, b, h: POLICY_V1_RESOURCES),
@@ -951,6 +1080,24 @@ class Api:
              lambda m, q, b, h: self.store.delete_pod(m.group(1), m.group(3), self._dry(q))),
             ("POST", re.compile(r"^/api/v1/namespaces/%s/pods/%s/eviction$" % (name, name)),
              lambda m, q, b, h: (201, self.store.evict_pod(m.group(1), m.group(3), b, self._dry(q)))),
+        ]
+        for prefix, plural in (("/api/v1", "events"), ("/api/v1", "configmaps"), ("/apis/coordination\\.k8s\\.io/v1", "leases")):
+            self.routes += self._object_routes(prefix, plural, name)
+
+    def _object_routes(self, prefix: str, plural: str, name: str) -> List[Route]:
+        store, one = self.store, r"^%s/namespaces/%s/%s/%s$" % (prefix, name, plural, name)
+        return [
+            ("GET", re.compile(r"^%s/%s$" % (prefix, plural)), lambda m, q, b, h: store.list_objects(
+                plural, None, _query_flag(q, "labelSelector"), _query_flag(q, "fieldSelector"))),
+            ("GET", re.compile(r"^%s/namespaces/%s/%s$" % (prefix, name, plural)), lambda m, q, b, h: store.list_objects(
+                plural, m.group(1), _query_flag(q, "labelSelector"), _query_flag(q, "fieldSelector"))),
+            ("POST", re.compile(r"^%s/namespaces/%s/%s$" % (prefix, name, plural)),
+             lambda m, q, b, h: (201, store.create_object(plural, m.group(1), self._object(b), self._dry(q)))),
+            ("GET", re.compile(one), lambda m, q, b, h: store.get_object(plural, m.group(1), m.group(3))),
+            ("PUT", re.compile(one), lambda m, q, b, h: store.replace_object(plural, m.group(1), m.group(3), self._object(b), self._dry(q))),
+            ("PATCH", re.compile(one), lambda m, q, b, h: store.patch_object(
+                plural, m.group(1), m.group(3), b, h.get("Content-Type") or "", self._dry(q))),
+            ("DELETE", re.compile(one), lambda m, q, b, h: store.delete_object(plural, m.group(1), m.group(3), self._dry(q))),
         ]
 
     @staticmethod
@@ -1088,6 +1235,9 @@ class Handler(BaseHTTPRequestHandler):
         store: Store = self.server.api.store  # type: ignore[attr-defined]
         if method == "GET" and path == "/_sandbox/state":
             return 200, dict(store.snapshot(), control=control.state())
+        if method == "GET" and path == "/_sandbox/audit":
+            with store.lock:
+                return 200, {"audit": list(store.audit)}
         if method == "GET" and path == "/_sandbox/requests":
             with control.lock:
                 return 200, {"requests": list(control.requests)}

@@ -1,0 +1,197 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for nodeops.numa_drift.rollout_gate: may the rollout go on with the next batch?"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any, Dict, Optional
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _rollout
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import CONFLICT_RETRIES, Api, ApiFailure
+
+ARGUMENT_SPEC = {
+    "state": {"type": "str", "default": "checked", "choices": ["checked", "released"]},
+    "lock": {"type": "dict", "default": {}, "options": {
+        "enabled": {"type": "bool", "default": True},
+        "name": {"type": "str", "default": "nodeops-numa-drift"},
+        "namespace": {"type": "str", "default": "kube-system"},
+        "holder": {"type": "str"},
+        "duration": {"type": "int", "default": 1800},
+        "wait_timeout": {"type": "int", "default": 0},
+        "poll": {"type": "int", "default": 10},
+    }},
+    "pause": {"type": "dict", "default": {}, "options": {
+        "configmap": {"type": "str"},
+        "namespace": {"type": "str", "default": "kube-system"},
+        "key": {"type": "str", "default": "paused"},
+    }},
+    "health": {"type": "dict", "default": {}, "options": {
+        "max_unhealthy": {"type": "raw"},
+        "targets": {"type": "list", "elements": "str", "default": []},
+        "annotation_prefix": {"type": "str", "default": "numa-drift.nodeops.io"},
+        "prometheus_url": {"type": "str"},
+        "alert_filter_regexp": {"type": "str", "default": ".*"},
+    }},
+    "window": {"type": "dict", "default": {}, "options": {
+        "days": {"type": "list", "elements": "str", "default": []},
+        "hours": {"type": "str"},
+        "timezone": {"type": "str", "default": "UTC"},
+    }},
+    "kubeconfig": {"type": "path"},
+    "context": {"type": "str"},
+}
+
+
+def default_holder() -> str:
+    """Who holds the lock: the AWX job when there is one, else this controller and process."""
+    job = os.environ.get("JOB_ID") or os.environ.get("AWX_JOB_ID")
+    where = "awx-job-%s" % job if job else "%s-%d" % (socket.gethostname(), os.getpid())
+    return "%s_%s" % (where, uuid.uuid4().hex[:8])
+
+
+class ActionModule(ActionBase):
+    """Window, then the cluster lock (taken or renewed), then pause, then the health gate; stops at the first that says no."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        lock = dict(args["lock"])
+        lock["holder"] = lock["holder"] or default_holder()
+        result.update(changed=False, proceed=True, stop=None, message="", holder=lock["holder"], lock_held=False)
+        try:
+            if args["state"] == "released":
+                return self._release(result, lock, args)
+            for check in (self._window, self._lock, self._pause, self._health):
+                verdict = check(args, lock, result)
+                if verdict:
+                    result.update(proceed=False, stop=verdict[0], message=verdict[1])
+                    break
+        except (ApiFailure, ValueError) as error:
+            result.update(proceed=False, stop="error", message="the rollout controls could not be checked: %s" % error)
+        return result
+
+    def _api(self, args: Dict[str, Any]) -> Api:
+        if not hasattr(self, "_client"):
+            self._client = Api(args["kubeconfig"], args["context"])  # pylint: disable=attribute-defined-outside-init
+        return self._client
+
+    # -- window
+
+    @staticmethod
+    def _window(args: Dict[str, Any], lock: Dict[str, Any], result: Dict[str, Any]) -> Optional[tuple]:
+        window = args["window"]
+        if not window["days"] and not window["hours"]:
+            return None
+        state = _rollout.window_state(time.time(), window["days"], window["hours"], window["timezone"])
+        result["window"] = state
+        if state["open"]:
+            return None
+        return "window", "outside the maintenance window (%s %s, %s): nothing was done; it opens %s" % (
+            ",".join(window["days"]) or "every day", window["hours"] or "all day", window["timezone"], state["opens"] or "never")
+
+    # -- the cluster lock
+
+    def _lock(self, args: Dict[str, Any], lock: Dict[str, Any], result: Dict[str, Any]) -> Optional[tuple]:
+        if not lock["enabled"]:
+            return None
+        api, started = self._api(args), time.time()
+        while True:
+            outcome = self._try_lock(api, lock)
+            if outcome[0] != "wait":
+                result.update(lock_held=True, lock_action=outcome[0], lock_message=outcome[1],
+                              lock_waited_seconds=round(time.time() - started, 1))
+                return None
+            if time.time() - started + lock["poll"] > lock["wait_timeout"]:
+                return "lock", ("another rollout holds the cluster lock (Lease %s/%s %s); waited %ds (numa_drift_lock_wait_timeout), "
+                                "nothing was done by this run" % (lock["namespace"], lock["name"], outcome[1], lock["wait_timeout"]))
+            time.sleep(lock["poll"])
+
+    def _try_lock(self, api: Api, lock: Dict[str, Any]) -> tuple:
+        for _attempt in range(CONFLICT_RETRIES):
+            lease = api.get("coordination.k8s.io/v1", "Lease", lock["name"], lock["namespace"])
+            action, why = _rollout.lease_decision(lease, lock["holder"], time.time())
+            if action == "wait":
+                return action, why
+            body = _rollout.lease_body(lease, lock["name"], lock["namespace"], lock["holder"], lock["duration"], time.time())
+            try:
+                if lease is None:
+                    api.create("coordination.k8s.io/v1", "Lease", body, lock["namespace"])
+                else:
+                    api.replace("coordination.k8s.io/v1", "Lease", body, lock["namespace"])
+                return action, why
+            except ApiFailure as failure:
+                if failure.status not in (409,):  # 409: another run wrote first (conflict, or created it): look again
+                    raise
+        return "wait", "the Lease kept changing (%d conflicts in a row)" % CONFLICT_RETRIES
+
+    def _release(self, result: Dict[str, Any], lock: Dict[str, Any], args: Dict[str, Any]) -> Dict[str, Any]:
+        if not lock["enabled"]:
+            return result
+        api = self._api(args)
+        for _attempt in range(CONFLICT_RETRIES):
+            lease = api.get("coordination.k8s.io/v1", "Lease", lock["name"], lock["namespace"])
+            if lease is None or (lease.get("spec") or {}).get("holderIdentity") != lock["holder"]:
+                result["message"] = "the cluster lock was not held by this run"
+                return result
+            try:
+                api.replace("coordination.k8s.io/v1", "Lease",
+                            _rollout.lease_body(lease, lock["name"], lock["namespace"], lock["holder"], 1, time.time(), release=True),
+                            lock["namespace"])
+                result["message"] = "released the cluster lock"
+                return result
+            except ApiFailure as failure:
+                if failure.status != 409:
+                    raise
+        raise ApiFailure("the Lease kept changing while releasing it")
+
+    # -- pause
+
+    def _pause(self, args: Dict[str, Any], lock: Dict[str, Any], result: Dict[str, Any]) -> Optional[tuple]:
+        pause = args["pause"]
+        if not pause["configmap"]:
+            return None
+        configmap = self._api(args).get("v1", "ConfigMap", pause["configmap"], pause["namespace"])
+        reason = _rollout.paused(configmap, pause["key"])
+        if reason:
+            return "paused", "the rollout is %s (ConfigMap %s/%s key %s); it stopped before the next batch" % (
+                reason, pause["namespace"], pause["configmap"], pause["key"])
+        return None
+
+    # -- health gate
+
+    def _health(self, args: Dict[str, Any], lock: Dict[str, Any], result: Dict[str, Any]) -> Optional[tuple]:
+        health = args["health"]
+        if health["max_unhealthy"] not in (None, ""):
+            nodes = self._api(args).list("v1", "Node").get("items") or []
+            others = _rollout.unhealthy_others(nodes, health["targets"], health["annotation_prefix"])
+            limit, described = _rollout.threshold(health["max_unhealthy"], len(nodes))
+            result["unhealthy_nodes"] = others
+            if len(others) > limit:
+                return "unhealthy", ("%d Nodes are NotReady for reasons other than this rollout (%s), more than "
+                                     "numa_drift_max_unhealthy=%s: stopped before the next batch" % (len(others), ", ".join(others), described))
+        if health["prometheus_url"]:
+            url = health["prometheus_url"].rstrip("/") + "/api/v1/alerts"
+            try:
+                with urllib.request.urlopen(url, timeout=15) as response:  # noqa: S310 - the operator's Prometheus URL
+                    document = json.loads(response.read().decode("utf-8"))
+            except (urllib.error.URLError, OSError, ValueError) as error:
+                return "alerts", "could not ask Prometheus at %s for firing alerts (%s): stopped before the next batch" % (url, error)
+            firing = _rollout.firing_alerts(document, health["alert_filter_regexp"])
+            result["firing_alerts"] = firing
+            if firing:
+                return "alerts", "alerts matching %r are firing in Prometheus (%s): stopped before the next batch" % (
+                    health["alert_filter_regexp"], ", ".join(firing))
+        return None

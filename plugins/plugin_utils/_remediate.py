@@ -1,0 +1,273 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The remediate role's per-node decisions, as pure functions (controller side).
+
+The role's tasks do things (probe, cordon, stop kubelet, repair, ...); what to do next and what
+to say about it is decided here, from the probe's ``numa_drift`` facts and the results of those
+tasks. The action plugins ``remediate_plan`` and ``remediate_outcome`` are thin wrappers.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from typing import Any, Dict, List, Mapping, Optional
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _history
+
+NOTHING_TO_DO = ("in_sync", "no_checkpoint", "kubelet_tolerates")
+MARKER = "nodeops.numa_drift"
+SYSTEMD_STATUS_PROPERTIES = ("ActiveState", "SubState", "NRestarts", "MainPID", "ActiveEnterTimestampMonotonic")
+
+# The role's task names, mapped to the phase a failure there is reported in (tasks/repair.yml).
+PHASES = {
+    "Cordon the Node": "cordon",
+    "Drain the Node": "drain",
+    "Stop kubelet": "stop_kubelet",
+    "Repair the checkpoint": "repair",
+    "Start kubelet": "start_kubelet",
+    "Wait for kubelet to become active": "wait_kubelet",
+    "Watch kubelet for the settle period": "wait_kubelet",
+    "Wait for the Node to report Ready": "wait_node",
+    "Uncordon the Node": "uncordon",
+    "Finish what an earlier run left": "uncordon",
+    "Decide what to do on this node": "plan",
+}
+# Phases after which the repaired checkpoint is in place and kubelet did not come back: restore it.
+RESTORE_PHASES = ("start_kubelet", "wait_kubelet", "wait_node")
+# Phases after kubelet was stopped but before anything was written: start it again.
+RESTART_PHASES = ("stop_kubelet", "repair")
+
+
+def utc_stamp(now: Optional[float] = None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+def service_name(explicit: Optional[str], facts: Mapping[str, Any]) -> str:
+    """An explicit remediate_service_name wins, then the unit the probe discovered, then ``kubelet``."""
+    if explicit:
+        return explicit
+    discovered = (facts.get("kubelet") or {}).get("service")
+    return str(discovered) if discovered else "kubelet"
+
+
+def service_commands(mode: str, name: str, commands: Optional[Mapping[str, str]]) -> Dict[str, str]:
+    """stop/start/status shell commands; systemd's clear the start limit before a start."""
+    if mode == "command":
+        return {key: str((commands or {}).get(key) or "") for key in ("stop", "start", "status")}
+    unit = shlex.quote(name)
+    return {
+        "stop": "systemctl stop %s" % unit,
+        # A crash-looping kubelet may have hit systemd's start limit: clear it (fails harmlessly when not failed).
+        "start": "systemctl reset-failed %s >/dev/null 2>&1; systemctl start %s" % (unit, unit),
+        "status": "systemctl show %s %s" % (unit, " ".join("--property=" + p for p in SYSTEMD_STATUS_PROPERTIES)),
+    }
+
+
+def validation_errors(options: Mapping[str, Any]) -> List[str]:
+    errors = []
+    mode = options.get("service_mode")
+    if mode not in ("systemd", "command"):
+        errors.append("remediate_service_mode must be systemd or command")
+    if mode == "command":
+        commands = options.get("service_commands") or {}
+        if not isinstance(commands, Mapping) or not all(str(commands.get(k) or "") for k in ("stop", "start", "status")):
+            errors.append("remediate_service_mode=command needs remediate_service_commands with stop, start and status")
+    if int(options.get("settle_seconds", 0)) < 0:
+        errors.append("remediate_settle_seconds must be >= 0")
+    if int(options.get("ready_poll", 1)) < 1:
+        errors.append("remediate_ready_poll must be >= 1")
+    if int(options.get("ready_timeout", 1)) < int(options.get("ready_poll", 1)):
+        errors.append("remediate_ready_timeout must be >= remediate_ready_poll")
+    if int(options.get("loop_max_repairs", 1)) < 1:
+        errors.append("remediate_loop_max_repairs must be >= 1")
+    if not str(options.get("node_name") or ""):
+        errors.append("remediate_node_name must not be empty")
+    return errors
+
+
+def loop_guard_message(history: List[Dict[str, Any]], options: Mapping[str, Any], now: float) -> Optional[str]:
+    """The engine's loop guard (the module applies the same rule again under the node lock), with the role's hints."""
+    message = _history.loop_guard_message(history, int(options["loop_max_repairs"]), float(options["loop_window_hours"]), now,
+                                          options["history_file"])
+    if message is None:
+        return None
+    return "%s (remediate_loop_max_repairs; or: ansible %s -b -m ansible.builtin.file -a \"path=%s state=absent\")" % (
+        message, options.get("host", "NODE"), options["history_file"])
+
+
+def refused_message(facts: Mapping[str, Any], cordon: bool) -> str:
+    causes = "; ".join(str(cause.get("message", "")) for cause in facts.get("causes") or [])
+    return "not repairable (%s): %s. What to do: %s. The node was left as it is%s" % (
+        facts.get("verdict"), causes, facts.get("advice", ""), ", and cordoned" if cordon else "")
+
+
+def plan(facts: Mapping[str, Any], options: Mapping[str, Any], history: List[Dict[str, Any]], now: float) -> Dict[str, Any]:
+    """What the role does on this node (``branch``) and the outcome record it starts from."""
+    verdict = facts.get("verdict")
+    api = bool(options["api"])
+    dry = bool(options["dry"])
+    name = service_name(options.get("service_name"), facts)
+    outcome: Dict[str, Any] = {
+        "node": options["node_name"], "verdict_before": verdict, "verdict_after": verdict, "action": "none",
+        "summary": facts.get("summary", ""), "cordoned_by_us": False, "api_managed": api, "backup_file": None,
+        "message": "", "numa_drift": dict(facts), "service": name, "event": None,
+    }
+    tripped = loop_guard_message(history, options, now) if facts.get("repairable") else None
+    if verdict in NOTHING_TO_DO:
+        branch = "nothing"
+        outcome["message"] = "nothing to do (%s): %s" % (verdict, facts.get("summary", ""))
+    elif not facts.get("repairable"):
+        branch = "refused"
+        cordon = bool(options.get("cordon_unrepairable")) and api and not dry
+        outcome.update(action="refused", message=refused_message(facts, cordon))
+        with_event(outcome, "NumaDriftRefused")
+    elif tripped:
+        branch = "loop_guard"
+        outcome.update(action="loop_guard", message=tripped)
+    elif dry:
+        branch = "dry_run"
+    else:
+        branch = "repair"
+    return {
+        "branch": branch,
+        "finish_earlier_run": branch == "nothing" and api and not dry,
+        "cordon_refused": branch == "refused" and bool(options.get("cordon_unrepairable")) and api and not dry,
+        "service_name": name,
+        "service_commands": service_commands(options["service_mode"], name, options.get("service_commands")),
+        "outcome": outcome,
+    }
+
+
+# --------------------------------------------------------------------------- outcomes
+
+
+def dry_run_message(outcome: Mapping[str, Any], preview: Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    api = bool(options["api"])
+    return (
+        "dry run, nothing changed: would %sstop kubelet, rewrite %s (%s layout, every assignment kept, backup in %s), start"
+        " kubelet, wait %ss for it to stay up%s: %s" % (
+            "cordon the Node, " if api else "", preview.get("path", "?"), preview.get("written_layout") or "?",
+            options["backup_path"], options["settle_seconds"], ", wait for Ready and uncordon" if api else "", outcome.get("summary", ""))
+    )
+
+
+def repaired_message(outcome: Mapping[str, Any], cordon: Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    if not options["api"]:
+        note = "; cordon state was not managed (remediate_require_api=false): the Node was neither cordoned nor checked for Ready"
+    elif cordon.get("cordoned_by_us"):
+        note = ", the Node is Ready and was uncordoned"
+    elif cordon.get("cordoned_before"):
+        note = ", the Node is Ready and stays cordoned (it was cordoned before this run)"
+    else:
+        note = ", the Node is Ready"
+    return "repaired: %s; backup %s; kubelet stayed up for %ss%s" % (
+        outcome.get("summary", ""), outcome.get("backup_file") or "none (nothing was written)", options["settle_seconds"], note)
+
+
+def failure_text(task_name: str, result: Mapping[str, Any]) -> str:
+    text = "%s: %s" % (task_name or "a task", str(result.get("msg") or "failed").strip())
+    for key, left, right in (("stdout", " (", ")"), ("stderr", " [", "]")):
+        value = str(result.get(key) or "").strip()
+        if value:
+            text += left + value + right
+    return text
+
+
+def kubelet_wait_failure(task_name: str, result: Mapping[str, Any], options: Mapping[str, Any], active: bool) -> str:
+    status = ("%s %s" % (str(result.get("stdout") or "").strip(), str(result.get("stderr") or "").strip())).strip()
+    if task_name == "Wait for kubelet to become active":
+        return "kubelet did not become active within %ss (%s)" % (options["ready_timeout"], status)
+    return "kubelet did not stay up for %ss after the repair: it %s (%s)" % (
+        options["settle_seconds"], "restarted" if active else "stopped", status)
+
+
+def node_ready_failure(result: Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    node = (result.get("resources") or [{}])[0]
+    ready = next((c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+    return "Node %s did not report Ready within %ss (Ready=%s: %s)" % (
+        options["node_name"], options["ready_timeout"], ready.get("status", "?"), ready.get("message", ""))
+
+
+def recovery(task_name: str, result: Mapping[str, Any], state: Mapping[str, Any], options: Mapping[str, Any]) -> Dict[str, Any]:
+    """After a failed task: the phase, why, and what to put back."""
+    phase = PHASES.get(task_name, "probe")
+    if phase == "wait_kubelet":
+        failure = kubelet_wait_failure(task_name, result, options, bool(state.get("kubelet_active")))
+    elif phase == "wait_node" and result.get("resources"):
+        failure = node_ready_failure(result, options)
+    else:
+        failure = failure_text(task_name, result)
+    # A Ready wait whose last attempt could not read the Node at all: the API went away.
+    api_lost = phase == "wait_node" and "resources" not in result
+    written = bool(state.get("checkpoint_written"))
+    return {
+        "phase": phase,
+        "failure": failure,
+        "api_lost": api_lost,
+        "restore": written and not api_lost and phase in RESTORE_PHASES,
+        "restart": phase in RESTART_PHASES,
+        "annotate": bool(options["api"]) and not api_lost and phase not in ("probe", "cordon", "uncordon")
+        and bool(state.get("cordoned_by_us") or state.get("cordoned_before")),
+    }
+
+
+def _cordon_note(options: Mapping[str, Any], cordon: Mapping[str, Any]) -> str:
+    if not options["api"]:
+        return "; cordon state was not managed (remediate_require_api=false)"
+    if cordon.get("cordoned_by_us"):
+        return "; the node stays cordoned (annotation %s/reason)" % options["annotation_prefix"]
+    if cordon.get("cordoned_before"):
+        return "; the node stays cordoned (it was cordoned before this run)"
+    return ""
+
+
+def failed_message(rec: Mapping[str, Any], cordon: Mapping[str, Any], restored: bool, notes: List[str],
+                   outcome: Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    phase, failure, name = rec["phase"], rec["failure"], options["node_name"]
+    note = _cordon_note(options, cordon)
+    cordoned_by = "%s/cordoned-by" % options["annotation_prefix"]
+    if phase in RESTORE_PHASES and not rec["api_lost"]:
+        if restored:
+            what = "The original checkpoint was put back from %s and kubelet was started again" % outcome.get("backup_file")
+        else:
+            what = ("Putting the original checkpoint back did NOT complete: restore %s to %s by hand (or run the rollback playbook)"
+                    % (outcome.get("backup_file"), options.get("checkpoint_path") or "the checkpoint path"))
+        message = "kubelet did not come back after the repair (%s). %s%s." % (failure, what, note)
+    elif phase == "wait_node":
+        message = (
+            "the checkpoint was repaired and kubelet stayed up for %ss, but the API could not be reached to see the Node Ready"
+            " (%s). The node is repaired but still cordoned: run the remediate playbook again when the API is back (it finishes"
+            " the uncordon), or: kubectl uncordon %s && kubectl annotate node %s %s-" % (options["settle_seconds"], failure, name, name, cordoned_by))
+    elif phase == "uncordon":
+        if not cordon.get("cordoned_by_us"):
+            message = ("the node is repaired and Ready, and stays cordoned as it was before this run, but recording the outcome on"
+                       " the Node failed (%s)" % failure)
+        else:
+            message = ("the node is repaired and Ready but still cordoned: uncordoning it through the API failed (%s). Run the"
+                       " remediate playbook again when the API is back, or: kubectl uncordon %s && kubectl annotate node %s %s-"
+                       % (failure, name, name, cordoned_by))
+    else:
+        message = {
+            "probe": "probe failed, nothing was changed: %s" % failure,
+            "plan": "nothing was changed: %s" % failure,
+            "cordon": ("could not cordon the Node through the API, so the node was not touched (kubelet and its checkpoint are as"
+                       " they were): %s" % failure),
+            "drain": "drain failed; kubelet and its checkpoint were not touched%s: %s" % (note, failure),
+            "stop_kubelet": "stopping kubelet failed; the checkpoint was not touched and kubelet was started again%s: %s" % (note, failure),
+            "repair": "the repair failed and the checkpoint is as it was; kubelet was started again%s: %s" % (note, failure),
+        }.get(phase, "failed: %s" % failure)
+    if notes:
+        message += " Recovery problems: " + "; ".join(notes)
+    return message
+
+
+def with_event(outcome: Dict[str, Any], reason: str) -> Dict[str, Any]:
+    """The outcome with the Node Event to post: the per-node drift and bound (the probe's summary), then what happened."""
+    text = "%s. %s" % (outcome.get("summary", ""), outcome.get("message", ""))
+    outcome.update(event=reason, event_message=text if len(text) <= 1000 else text[:997] + "...")
+    return outcome
