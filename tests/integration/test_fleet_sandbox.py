@@ -227,10 +227,10 @@ class Fleet:
     def finish(started: Dict[str, Any]) -> Run:
         process = started["process"]
         try:
-            output, _ = process.communicate(timeout=PLAYBOOK_TIMEOUT)
+            output = process.communicate(timeout=PLAYBOOK_TIMEOUT)[0]
         except subprocess.TimeoutExpired:
             process.kill()
-            output, _ = process.communicate()
+            output = process.communicate()[0]
         run = Run(subprocess.CompletedProcess(started["command"], process.returncode, output), started["report_dir"], time.time() - started["started"])
         run.counts = {}
         if os.path.exists(started["counts"]):
@@ -743,8 +743,8 @@ def test_a_held_lease_stops_a_second_run_and_a_stale_one_is_taken_over(controls:
     name = sorted(fleet.nodes)[2]
     now = time.time()
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now))
-    lease = {"metadata": {"name": "nodeops-numa-drift"}, "spec": {"holderIdentity": "someone-else", "leaseDurationSeconds": 600,
-                                                                    "acquireTime": stamp, "renewTime": stamp}}
+    spec = {"holderIdentity": "someone-else", "leaseDurationSeconds": 600, "acquireTime": stamp, "renewTime": stamp}
+    lease = {"metadata": {"name": "nodeops-numa-drift"}, "spec": spec}
     created = fleet.api("POST", LEASE, lease)
     run = fleet.playbook("remediate", "-l", name)
     assert run.rc != 0, run.tail()
