@@ -280,6 +280,23 @@ def expected(fleet: Fleet, verdict: str) -> List[str]:
     return sorted(name for name, node in fleet.nodes.items() if node["expected_verdict"] == verdict)
 
 
+def test_probe_writes_each_nodes_metrics_on_demand(mixed: Fleet) -> None:
+    textfile_dir = "/var/lib/numa-drift-test/textfile"
+    run = mixed.playbook("probe", "-e", "numa_drift_write_metrics=true", "-e", "numa_drift_textfile_dir=" + textfile_dir)
+    assert run.rc == 0, run.tail()
+    try:
+        for name, node in mixed.nodes.items():
+            path = os.path.join(mixed.root(name), textfile_dir.lstrip("/"), "nodeops_numa_drift.prom")
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            lit = re.findall(r'^nodeops_numa_drift_verdict\{verdict="([a-z_]+)"\} 1$', text, flags=re.M)
+            assert lit == [node["expected_verdict"]], (name, text)
+            assert re.search(r"^nodeops_numa_drift_last_run_timestamp_seconds [0-9.e+]+$", text, flags=re.M), (name, text)
+    finally:
+        for name in mixed.nodes:
+            shutil.rmtree(os.path.join(mixed.root(name), "var", "lib", "numa-drift-test"), ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def remediated(mixed: Fleet) -> Dict[str, Any]:
     """The mixed fleet remediated once (canary, then the rest in one batch), with what was there before."""
