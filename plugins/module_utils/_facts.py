@@ -13,7 +13,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import ERAS, CheckpointReport
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import ERAS, Block, CheckpointFields, CheckpointReport
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import Assessment, NodeDrift, ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import MEMORY, count_blocks
@@ -21,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import No
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import read_node_text, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import describe_bytes
 
-__all__ = ["assessment_facts", "summary_line", "numbers_text", "kubelet_view", "guard_view", "GUARD_PROGRAM", "GUARD_STATE"]
+__all__ = ["assessment_facts", "pinned_pods", "summary_line", "numbers_text", "kubelet_view", "guard_view", "GUARD_PROGRAM", "GUARD_STATE"]
 
 # The boot guard's program and its record of the last boot (docs/guard.md).
 GUARD_PROGRAM = "/usr/local/libexec/nodeops-numa-drift/numa-drift-guard"
@@ -56,6 +56,34 @@ def _node_view(drift: NodeDrift, bound: Optional[int]) -> Dict[str, Any]:
     }
 
 
+def _blocks_view(blocks: Optional[List[Block]]) -> Dict[str, Any]:
+    """The NUMA nodes a set of blocks pins to, and the bytes per resource."""
+    sizes: Dict[str, int] = {}
+    for block in blocks or []:
+        sizes[block.type] = sizes.get(block.type, 0) + block.size
+    return {"numa_nodes": sorted({node for block in blocks or [] for node in block.numa_affinity or []}), "sizes": sizes}
+
+
+def pinned_pods(content: Optional[CheckpointFields]) -> List[Dict[str, Any]]:
+    """The pods whose NUMA pinning the checkpoint holds (kubelet records only Guaranteed pods' containers).
+
+    Pod UID -> containers from ``entries``, and pods with pod-level ``podEntries`` blocks; each with the
+    NUMA nodes its blocks are pinned to and the bytes per resource.
+    """
+    if content is None:
+        return []
+    entries = content.entries or {}
+    pod_entries = content.pod_entries or {}
+    pods = []
+    for uid in sorted(set(entries) | set(pod_entries)):
+        containers = [dict(_blocks_view(blocks), name=name) for name, blocks in sorted((entries.get(uid) or {}).items())]
+        pod_level = pod_entries[uid].memory_blocks if uid in pod_entries else None
+        # Pod-level blocks (PodLevelResourceManagers) are the pod's whole allotment; else its containers' blocks add up.
+        blocks = pod_level if pod_level is not None else [b for bs in (entries.get(uid) or {}).values() for b in bs or []]
+        pods.append(dict(_blocks_view(blocks), uid=uid, containers=containers, pod_level=pod_level is not None))
+    return pods
+
+
 def _checkpoint_view(report: Optional[CheckpointReport], path: str) -> Dict[str, Any]:
     view: Dict[str, Any] = {"path": path, "exists": report is not None}
     if report is None:
@@ -75,6 +103,7 @@ def _checkpoint_view(report: Optional[CheckpointReport], path: str) -> Dict[str,
             "pods": pods,
             "containers": containers,
             "blocks": blocks,
+            "pinned_pods": pinned_pods(content),
             "irregularities": list(report.irregularities),
         }
     )

@@ -88,7 +88,9 @@ numa_drift:
     checkpoint:
       description: >-
         The checkpoint's path, whether it exists, its size, layout, checksum status, the kubelet eras that accept it,
-        the layout a repair would write, its policy, and its pod, container and block counts.
+        the layout a repair would write, its policy, its pod, container and block counts, and C(pinned_pods): the
+        pods whose NUMA pinning it holds (C(uid), C(containers) with C(name), C(numa_nodes), C(sizes) in bytes per
+        resource, and the pod's own C(numa_nodes) and C(sizes)).
       type: dict
     kernel_image:
       description: The kernel image span from C(/proc/iomem) (start, end, size) and the NUMA nodes holding it.

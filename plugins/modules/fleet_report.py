@@ -1,0 +1,98 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: fleet_report
+short_description: Build the data of the probe and remediate playbooks' fleet report
+version_added: 0.1.0
+description:
+  - Internal to the playbooks C(nodeops.numa_drift.probe) and C(nodeops.numa_drift.remediate) (an action plugin
+    run on the controller; the report's rules are pure functions in C(plugins/plugin_utils/_report.py)). The
+    playbooks write the result as C(report.json) and render C(report.html) from it.
+  - One row per host, from its C(remediate_outcome): the signed drift per NUMA node and resource (current minus
+    recorded, laid out as bars left and right of a zero axis), a short line saying what happened, the advice
+    once, the pods whose NUMA pinning the checkpoint holds, the boot guard's last decision, and where kubelet runs.
+  - The pinned pods' names and namespaces come from the API (one pod listing per node, C(spec.nodeName) field
+    selector, once per UID and run) when O(pod_names.from_api) is true and the API is reachable; otherwise the
+    report lists the pod UIDs from the checkpoints and says why.
+author:
+  - nodeops.numa_drift contributors (@nodeops)
+attributes:
+  check_mode:
+    description: Only reads (the API included).
+    support: full
+  diff_mode:
+    description: No diff.
+    support: none
+options:
+  kind:
+    description: Which playbook the report is for.
+    type: str
+    required: true
+    choices: [probe, remediate]
+  hosts:
+    description: The targeted hosts, in report order.
+    type: list
+    elements: str
+    required: true
+  outcomes:
+    description: Each host's C(remediate_outcome) (an empty dict for a host not processed), in the order of O(hosts).
+    type: list
+    elements: raw
+    required: true
+  node_names:
+    description: Each host's Kubernetes node name when its outcome does not say it, in the order of O(hosts).
+    type: list
+    elements: raw
+    default: []
+  stopped:
+    description: Why the rollout stopped early (C(numa_drift_stopped)), for the remediate report.
+    type: raw
+  pod_names:
+    description: How to name the pinned pods.
+    type: dict
+    default: {}
+    suboptions:
+      from_api:
+        description: Look the pod UIDs up in the API.
+        type: bool
+        default: true
+      known:
+        description: Names looked up earlier in this run (the result's RV(pod_names)); a UID names one pod forever.
+        type: dict
+        default: {}
+      kubeconfig:
+        description: The kubeconfig for the API (else kubernetes.core's defaults, C(K8S_AUTH_*) included).
+        type: path
+      context:
+        description: The kubeconfig context.
+        type: str
+"""
+
+EXAMPLES = r"""
+- name: Gather the fleet report
+  nodeops.numa_drift.fleet_report:
+    kind: probe
+    hosts: "{{ ansible_play_hosts_all }}"
+    outcomes: "{{ ansible_play_hosts_all | map('extract', hostvars) | map(attribute='remediate_outcome', default={}) | list }}"
+  delegate_to: localhost
+  run_once: true
+  register: numa_drift_report_built
+"""
+
+RETURN = r"""
+report:
+  description: >-
+    The report (what C(report.json) holds): C(kind), C(generated_at), C(headline), C(stopped), C(counts),
+    C(next_steps), C(pods_source) and C(nodes), one row per host (see the collection's docs/playbooks.md).
+  returned: success
+  type: dict
+pod_names:
+  description: Pod UID to C(name), C(namespace), C(qos) as the API gave them (null for a UID the API does not have).
+  returned: success
+  type: dict
+"""

@@ -1,0 +1,318 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet report's data (report.json, and what report.html draws), as pure functions (controller side).
+
+One row per targeted host, from its ``remediate_outcome`` (the probe's ``numa_drift`` facts inside it):
+the signed drift per NUMA node and resource laid out as bars around a zero axis, a short "what happened"
+line, the advice once, the pods whose NUMA pinning the checkpoint holds (named from the API when it was
+reachable), the boot guard and where kubelet runs. The action plugin ``fleet_report`` is a thin wrapper.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+NOTHING_TO_DO = ("in_sync", "no_checkpoint", "kubelet_tolerates")
+MEMORY = "memory"
+FAILED_ACTIONS = ("failed", "rolled_back")
+# The bound line sits at this fraction of the half-track when no drift is larger: room to see "within".
+BOUND_HEADROOM = 1.25
+# A non-zero drift smaller than this share of the half-track is still drawn this wide (percent of the track).
+MIN_BAR_PERCENT = 0.6
+
+NEXT_STEPS = {
+    "in_sync": "Nothing to do: kubelet starts with this checkpoint.",
+    "no_checkpoint": "Nothing to do: kubelet writes a fresh checkpoint when it starts.",
+    "drift_within_bound": ("Run nodeops.numa_drift.remediate: only the per-NUMA totals moved, within the bound, and every"
+                           " assignment still fits."),
+    "drift_exceeds_bound": ("A real capacity change: find out why the memory moved. If it is known to be benign, set"
+                            " remediate_drift_bound; otherwise drain the node and delete the checkpoint (kubelet_mm_checkpoint"
+                            " state=absent)."),
+    "bound_unknown": ("The bound cannot be derived (kernel image lines in /proc/iomem unreadable or zeroed): probe as root,"
+                      " or set remediate_drift_bound explicitly."),
+    "hugepages_changed": "Hugepage pools changed: restore the pool sizes, or drain the node and delete the checkpoint.",
+    "reserved_changed": "kubelet reservedMemory changed: revert the kubelet configuration, or drain the node and delete the checkpoint.",
+    "topology_changed": "The NUMA topology changed: drain the node and delete the checkpoint.",
+    "assignments_do_not_fit": "A recorded pod no longer fits its NUMA nodes: drain the node and delete the checkpoint.",
+    "kubelet_config_unknown": ("The kubelet configuration could not be found or read (the causes name the file): fix it, or"
+                               " pass remediate_kubelet_config or remediate_kubelet_flags, then probe again. Nothing was touched."),
+    "kubelet_tolerates": "Nothing to do: kubelet has KEP-6232 drift tolerance on and repairs this drift itself.",
+    "policy_mismatch": "The memory manager policy changed: drain the node and delete the checkpoint, as kubelet requires.",
+    "corrupt": "The checkpoint cannot be read: drain the node and delete it.",
+    "unsupported_layout": "This checkpoint layout cannot be rewritten safely by this version: drain the node and delete the checkpoint.",
+}
+
+NOT_PROCESSED = "not processed: the rollout stopped before this node, or has not reached it yet"
+
+
+# --------------------------------------------------------------------------- numbers as text
+
+
+def signed_size(value: Optional[int]) -> str:
+    """``+44.2 MiB``, ``-1.0 GiB``, ``+12 KiB``, ``0``; ``?`` when unknown (the sign always shown)."""
+    if value is None:
+        return "?"
+    if value == 0:
+        return "0"
+    return ("+" if value > 0 else "-") + size(abs(value))
+
+
+def size(value: Optional[int]) -> str:
+    """``96.0 MiB``; KiB below 1 MiB, GiB from 1 GiB; ``unknown`` when None."""
+    if value is None:
+        return "unknown"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20)):
+        if abs(value) >= scale:
+            return "%.1f %s" % (value / scale, unit)
+    if abs(value) >= 1024:
+        return "%d KiB" % (value // 1024 if value > 0 else -(-value // 1024))
+    return "%d B" % value
+
+
+# --------------------------------------------------------------------------- drift bars
+
+
+def _shown_resources(numa: Mapping[str, Any]) -> List[str]:
+    """Memory always; a hugepage size when the node has or had any, or it moved."""
+    shown = [MEMORY]
+    for resource, numbers in sorted((numa.get("hugepages") or {}).items()):
+        if any(numbers.get(key) for key in ("recorded_total", "current_total", "delta_total", "delta_allocatable")):
+            shown.append(resource)
+    return shown
+
+
+def drift_bars(numa_nodes: Sequence[Mapping[str, Any]], bound: Optional[int]) -> List[Dict[str, Any]]:
+    """Per NUMA node and resource: current minus recorded total, as a bar left (-) or right (+) of a zero axis.
+
+    Percentages are of the whole track (the zero axis at 50 %), on one scale per Kubernetes node so that
+    bars and the bound line compare. The bound applies to regular memory only (KEP-6232: total and
+    allocatable per NUMA node); kubelet compares hugepages exactly, so any hugepage move is beyond it.
+    """
+    bars = []
+    for numa in numa_nodes:
+        for resource in _shown_resources(numa):
+            numbers = numa.get(MEMORY) if resource == MEMORY else numa["hugepages"][resource]
+            numbers = numbers or {}
+            delta, delta_allocatable = numbers.get("delta_total"), numbers.get("delta_allocatable")
+            moves = [abs(d) for d in (delta, delta_allocatable) if d is not None]
+            if resource == MEMORY:
+                over = None if bound is None or not moves else max(moves) > bound
+            else:
+                over = bool(moves) and max(moves) > 0
+            bars.append({
+                "numa_node": numa.get("node"), "resource": resource, "holds_kernel_image": bool(numa.get("holds_kernel_image")),
+                "recorded": numbers.get("recorded_total"), "current": numbers.get("current_total"),
+                "delta": delta, "delta_allocatable": delta_allocatable, "over": over,
+                "bound": bound if resource == MEMORY else 0,
+                "side": "unknown" if delta is None else "left" if delta < 0 else "right" if delta > 0 else "zero",
+                "text": signed_size(delta) + ("" if delta_allocatable in (None, delta) else " (allocatable %s)" % signed_size(delta_allocatable)),
+                "text_allocatable": signed_size(delta_allocatable),
+            })
+    scale = max([abs(b["delta"] or 0) for b in bars] + [abs(b["delta_allocatable"] or 0) for b in bars]
+                + [int((bound or 0) * BOUND_HEADROOM), 1])
+    for bar in bars:
+        magnitude = abs(bar["delta"] or 0)
+        bar["width_pct"] = round(max(magnitude * 50.0 / scale, MIN_BAR_PERCENT if magnitude else 0.0), 2)
+        bar["bound_pct"] = round(bound * 50.0 / scale, 2) if bar["resource"] == MEMORY and bound is not None else None
+    return bars
+
+
+def largest_move(bars: Sequence[Mapping[str, Any]]) -> Optional[Mapping[str, Any]]:
+    moved = [bar for bar in bars if bar["delta"]]
+    return max(moved, key=lambda bar: (bool(bar["over"]), abs(bar["delta"]))) if moved else None
+
+
+# --------------------------------------------------------------------------- the rows
+
+
+def what_happened(action: str, before: Optional[str], after: Optional[str], bars: Sequence[Mapping[str, Any]],
+                  bound: Optional[int], message: str) -> str:
+    """A few words: what the run did and why (the verdict), and the largest move against the bound."""
+    move = largest_move(bars)
+    moved = ""
+    if move is not None:
+        against = (" > bound " if move["over"] else " within bound ") + size(bound) if move["resource"] == MEMORY and bound is not None else (
+            " (must match exactly)" if move["resource"] != MEMORY else "")
+        moved = "; node%s %s %s%s" % (move["numa_node"], move["resource"], move["text"], against)
+    if action == "probed":
+        if before in NOTHING_TO_DO:
+            return "nothing to do (%s)" % before
+        if before == "drift_within_bound":
+            return "repairable (drift_within_bound)%s" % moved
+        return "needs a human (%s)%s" % (before or "unknown", moved)
+    words = {
+        "repaired": "repaired: %s -> %s%s" % (before, after, moved),
+        "dry_run": "dry run, would repair (%s)%s; nothing changed" % (before, moved),
+        "refused": "left as it is: %s%s" % (before, moved),
+        "none": "nothing to do (%s)" % before,
+        "loop_guard": "not repaired: repair loop guard tripped (%s)" % before,
+        "not_processed": "not processed (the rollout did not reach it)",
+    }
+    if action in words:
+        return words[action]
+    # failed / rolled_back: the message's first clause says where.
+    head = message.split(": ", 1)[0] if action == "failed" else "kubelet did not come back, original checkpoint restored"
+    return "%s: %s" % (action.replace("_", " "), head[:90])
+
+
+def what_to_do(action: str, after: Optional[str], advice: str) -> str:
+    """The advice, once: the engine's advice for the verdict, else the report's next step; none when all is well."""
+    if action in ("repaired", "none", "not_processed") or after in NOTHING_TO_DO or not after:
+        return ""
+    if action == "dry_run":
+        return "Run again without remediate_dry_run (and without --check) to repair."
+    if action in FAILED_ACTIONS + ("loop_guard",):
+        return ""  # the message says what to do, with the node's own paths
+    return advice or NEXT_STEPS.get(after, "")
+
+
+def details_text(action: str, message: str, summary: str, cordoned_by_us: bool) -> str:
+    """The run's own message for the details, without what the row shows already (the causes, the advice)."""
+    if action == "refused":
+        return "The checkpoint was not touched%s." % (" and the Node was cordoned" if cordoned_by_us else "")
+    if action == "probed" or message == summary:
+        return ""
+    return message
+
+
+def guard_view(guard: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """The boot guard: installed, and its last boot decision (its message without the advice the row shows once)."""
+    guard = dict(guard or {})
+    message = str(guard.get("message") or "")
+    for marker in (". What to do: ", ". Advice: ", " What to do: "):
+        message = message.split(marker, 1)[0]
+    stamp = guard.get("time")
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(stamp))) if isinstance(stamp, (int, float)) else (stamp or None)
+    return {
+        "installed": guard.get("installed"),
+        "boot_id": guard.get("boot_id"),
+        "verdict": guard.get("verdict"),
+        "action": guard.get("action"),
+        "message": message or None,
+        "time": when,
+        "decided": bool(guard.get("verdict") or guard.get("action")),
+    }
+
+
+def pinned_pods(facts: Mapping[str, Any], names: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The checkpoint's pinned pods, each with its name and namespace when the API knew the UID."""
+    pods = []
+    for pod in (facts.get("checkpoint") or {}).get("pinned_pods") or []:
+        known = names.get(pod.get("uid"))
+        pods.append({
+            "uid": pod.get("uid"),
+            "name": known.get("name") if known else None,
+            "namespace": known.get("namespace") if known else None,
+            "qos": known.get("qos") if known else None,
+            "in_api": None if pod.get("uid") not in names else bool(known),
+            "containers": [c.get("name") for c in pod.get("containers") or []],
+            "numa_nodes": list(pod.get("numa_nodes") or []),
+            "sizes": dict(pod.get("sizes") or {}),
+            "sizes_text": ", ".join("%s %s" % (res, size(val)) for res, val in sorted((pod.get("sizes") or {}).items())),
+        })
+    return pods
+
+
+def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[str, Any]) -> Dict[str, Any]:
+    facts = outcome.get("numa_drift") or {}
+    action = str(outcome.get("action") or "not_processed")
+    before, after = outcome.get("verdict_before"), outcome.get("verdict_after")
+    bound = facts.get("bound_bytes")
+    message = str(outcome.get("message") or NOT_PROCESSED)
+    summary = str(outcome.get("summary") or "")
+    bars = drift_bars(facts.get("nodes") or [], bound)
+    kubelet = facts.get("kubelet") or {}
+    return {
+        "host": host,
+        "node": outcome.get("node") or node_name or host,
+        "action": action,
+        "failed": action in FAILED_ACTIONS,
+        "verdict_before": before,
+        "verdict_after": after,
+        "repairable": facts.get("repairable"),
+        "summary": summary,
+        "message": message,
+        "what_happened": what_happened(action, before, after, bars, bound, message),
+        "details": details_text(action, message, summary, bool(outcome.get("cordoned_by_us"))),
+        "what_to_do": what_to_do(action, after, str(facts.get("advice") or "")),
+        "causes": list(facts.get("causes") or []),
+        "advice": facts.get("advice") or "",
+        "next_step": NEXT_STEPS.get(after, "") if after else "",
+        "cordoned_by_us": bool(outcome.get("cordoned_by_us")),
+        "api_managed": outcome.get("api_managed"),
+        "backup_file": outcome.get("backup_file"),
+        "bound_bytes": bound,
+        "bound_text": size(bound) if bound is not None else None,
+        "bound_source": facts.get("bound_source"),
+        "kernel_image": facts.get("kernel_image") or {},
+        "checkpoint": {k: v for k, v in (facts.get("checkpoint") or {}).items() if k != "pinned_pods"},
+        "numa_nodes": list(facts.get("nodes") or []),
+        "drift": bars,
+        "pinned_pods": pinned_pods(facts, names),
+        "kubelet": {key: kubelet.get(key) for key in ("distribution", "service", "policy", "config_path", "root_dir")},
+        "service": outcome.get("service") or kubelet.get("service"),
+        "guard": guard_view(facts.get("guard")) if facts else guard_view(None),
+    }
+
+
+# --------------------------------------------------------------------------- pod names from the API
+
+
+def uids_to_look_up(outcomes: Mapping[str, Mapping[str, Any]], known: Mapping[str, Any]) -> Dict[str, List[str]]:
+    """Node name -> pinned pod UIDs not looked up yet (a UID names one pod forever, so earlier answers stand)."""
+    wanted: Dict[str, List[str]] = {}
+    for node, outcome in outcomes.items():
+        pods = ((outcome.get("numa_drift") or {}).get("checkpoint") or {}).get("pinned_pods") or []
+        missing = [pod["uid"] for pod in pods if pod.get("uid") and pod["uid"] not in known]
+        if missing:
+            wanted[node] = missing
+    return wanted
+
+
+def names_from_listing(uids: Sequence[str], items: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+    """UID -> {name, namespace, qos} from a pod listing of the node; None for a UID the API does not have."""
+    found = {}
+    for item in items:
+        meta = item.get("metadata") or {}
+        found[meta.get("uid")] = {"name": meta.get("name"), "namespace": meta.get("namespace"),
+                                  "qos": (item.get("status") or {}).get("qosClass")}
+    return {uid: found.get(uid) for uid in uids}
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _counted(counts: Mapping[str, int]) -> str:
+    return ", ".join("%s: %d" % item for item in sorted(counts.items()))
+
+
+def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]], node_names: Sequence[Optional[str]],
+          stopped: Optional[Mapping[str, Any]], pod_names: Mapping[str, Any], pods_source: str, generated_at: str) -> Dict[str, Any]:
+    rows = [row(host, name or host, outcome or {}, pod_names) for host, outcome, name in zip(hosts, outcomes, node_names)]
+    before: Dict[str, int] = {}
+    after: Dict[str, int] = {}
+    actions: Dict[str, int] = {}
+    for entry in rows:
+        for counts, key in ((before, entry["verdict_before"] or "unknown"), (after, entry["verdict_after"] or "unknown"),
+                            (actions, entry["action"])):
+            counts[key] = counts.get(key, 0) + 1
+    stopped = stopped if kind == "remediate" and stopped else None
+    if kind == "remediate":
+        headline = "%d nodes; actions %s; verdicts before %s; after %s" % (len(rows), _counted(actions), _counted(before), _counted(after))
+    else:
+        headline = "%d nodes; verdicts %s" % (len(rows), _counted(before))
+    if stopped:
+        headline += "; stopped: %s" % stopped.get("message", "")
+    return {
+        "kind": kind,
+        "generated_at": generated_at,
+        "collection": "nodeops.numa_drift",
+        "headline": headline,
+        "stopped": dict(stopped) if stopped else None,
+        "counts": {"verdict_before": before, "verdict_after": after, "action": actions},
+        "next_steps": dict(NEXT_STEPS),
+        "pods_source": pods_source,
+        "nodes": rows,
+    }
