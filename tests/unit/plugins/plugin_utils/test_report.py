@@ -1,0 +1,207 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""_report: the fleet report's rows from real probe facts (fake node trees), and the pinned pods in the facts."""
+
+from __future__ import annotations
+
+import json
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import Block, CheckpointFields, PodEntry
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts, pinned_pods
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate, _report
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import GIB, two_node_boot, write_kubelet_node
+
+MIB = 1 << 20
+
+
+def drifted_node(tmp_path, node1_kb=45260, hugepages_1g=0, current_hugepages=None):
+    """Two 64 GiB nodes: node0 gave ``node1_kb`` to node1; two pinned pods, one on each."""
+    recorded = two_node_boot(hugepages_1g=hugepages_1g)
+    current = recorded.moved(node0=-node1_kb, node1=node1_kb) if current_hugepages is None else two_node_boot(hugepages_1g=current_hugepages)
+    pods = {
+        "pod-a": {"app": [([0], "memory", 2 * GIB)], "sidecar": [([0], "memory", 1 * GIB)]},
+        "pod-b": {"db": [([1], "memory", 4 * GIB)]},
+    }
+    return write_kubelet_node(str(tmp_path), recorded, current, pods=pods, layout="legacy")
+
+
+def facts_of(root, **options):
+    return assessment_facts(_drift.probe(root=root, **options))
+
+
+# --------------------------------------------------------------------------- the facts' pinned pods
+
+
+def test_pinned_pods_come_from_the_checkpoint_entries(tmp_path):
+    facts = facts_of(drifted_node(tmp_path))
+    json.dumps(facts)
+    pods = facts["checkpoint"]["pinned_pods"]
+    assert [pod["uid"] for pod in pods] == ["pod-a", "pod-b"]
+    assert pods[0]["containers"] == [
+        {"name": "app", "numa_nodes": [0], "sizes": {"memory": 2 * GIB}},
+        {"name": "sidecar", "numa_nodes": [0], "sizes": {"memory": 1 * GIB}},
+    ]
+    assert pods[0]["numa_nodes"] == [0] and pods[0]["sizes"] == {"memory": 3 * GIB} and pods[0]["pod_level"] is False
+    assert pods[1]["numa_nodes"] == [1] and pods[1]["sizes"] == {"memory": 4 * GIB}
+    assert facts["checkpoint"]["pods"] == len(pods)
+
+
+def test_pod_level_entries_are_the_pods_allotment():
+    content = CheckpointFields(
+        entries={"pod-c": {"app": [Block([1], "memory", GIB)]}},
+        pod_entries={"pod-c": PodEntry([Block([1], "memory", 3 * GIB)]), "pod-d": PodEntry([Block([0, 1], "hugepages-1Gi", 2 * GIB)])},
+    )
+    pods = {pod["uid"]: pod for pod in pinned_pods(content)}
+    assert pods["pod-c"]["sizes"] == {"memory": 3 * GIB} and pods["pod-c"]["pod_level"] is True
+    assert pods["pod-c"]["containers"] == [{"name": "app", "numa_nodes": [1], "sizes": {"memory": GIB}}]
+    assert pods["pod-d"] == {"uid": "pod-d", "containers": [], "numa_nodes": [0, 1], "sizes": {"hugepages-1Gi": 2 * GIB}, "pod_level": True}
+    assert pinned_pods(None) == []
+
+
+def test_a_checkpoint_without_entries_pins_no_pod(tmp_path):
+    root = write_kubelet_node(str(tmp_path), two_node_boot(), pods={}, layout="legacy")
+    assert facts_of(root)["checkpoint"]["pinned_pods"] == []
+
+
+# --------------------------------------------------------------------------- bars
+
+
+def test_signed_sizes():
+    assert _report.signed_size(-45260 * 1024) == "-44.2 MiB"
+    assert _report.signed_size(45260 * 1024) == "+44.2 MiB"
+    assert _report.signed_size(-GIB) == "-1.0 GiB"
+    assert _report.signed_size(12 * 1024) == "+12 KiB"
+    assert _report.signed_size(-12 * 1024) == "-12 KiB"
+    assert _report.signed_size(0) == "0"
+    assert _report.signed_size(None) == "?"
+    assert _report.size(96 * MIB) == "96.0 MiB" and _report.size(None) == "unknown"
+
+
+def test_bars_go_left_for_less_and_right_for_more_on_one_scale(tmp_path):
+    facts = facts_of(drifted_node(tmp_path))
+    bars = _report.drift_bars(facts["nodes"], facts["bound_bytes"])
+    assert [(b["numa_node"], b["resource"], b["side"], b["text"]) for b in bars] == [
+        (0, "memory", "left", "-44.2 MiB"), (1, "memory", "right", "+44.2 MiB")]
+    left, right = bars
+    assert left["delta"] == -45260 * 1024 and left["over"] is False and right["over"] is False
+    assert left["width_pct"] == right["width_pct"] > 0
+    # The bound line: the bound on the scale of the half-track; no drift is larger, so the bound sets the scale.
+    assert left["bound_pct"] == round(50 / _report.BOUND_HEADROOM, 2)
+    assert left["width_pct"] == round(45260 * 1024 * 50.0 / int(facts["bound_bytes"] * _report.BOUND_HEADROOM), 2)
+
+
+def test_a_drift_beyond_the_bound_fills_the_half_track_and_is_over(tmp_path):
+    facts = facts_of(drifted_node(tmp_path, node1_kb=1024 * 1024))
+    assert facts["verdict"] == "drift_exceeds_bound"
+    left, right = _report.drift_bars(facts["nodes"], facts["bound_bytes"])
+    assert (left["side"], left["over"], left["width_pct"], left["text"]) == ("left", True, 50.0, "-1.0 GiB")
+    assert right["side"] == "right" and right["over"] is True
+    assert left["bound_pct"] == round(facts["bound_bytes"] * 50.0 / GIB, 2)
+
+
+def test_hugepage_changes_are_beyond_any_bound(tmp_path):
+    facts = facts_of(drifted_node(tmp_path, hugepages_1g=4, current_hugepages=2))
+    bars = {(b["numa_node"], b["resource"]): b for b in _report.drift_bars(facts["nodes"], facts["bound_bytes"])}
+    pages = bars[(0, "hugepages-1Gi")]
+    assert pages["side"] == "left" and pages["over"] is True and pages["bound_pct"] is None and pages["bound"] == 0
+    # Memory's own total did not move; its allocatable did (the pages came back to regular memory) and is shown.
+    memory = bars[(0, "memory")]
+    assert memory["side"] == "zero" and memory["width_pct"] == 0 and "(allocatable +" in memory["text"]
+
+
+def test_no_numbers_no_bars():
+    assert _report.drift_bars([], None) == []
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def probed_outcome(facts, node="worker-1"):
+    """The outcome the probe playbook records for a node (remediate_plan, then action probed)."""
+    options = {"api": True, "dry": False, "node_name": node, "service_mode": "systemd", "loop_max_repairs": 3,
+               "loop_window_hours": 24, "history_file": "/var/lib/nodeops-numa-drift/history.json"}
+    outcome = _remediate.plan(facts, options, [], 0.0)["outcome"]
+    return dict(outcome, action="probed", message=outcome["summary"])
+
+
+def test_a_refused_node_says_what_to_do_once(tmp_path):
+    facts = facts_of(drifted_node(tmp_path, node1_kb=1024 * 1024))
+    options = {"api": True, "dry": False, "node_name": "worker-1", "service_mode": "systemd", "loop_max_repairs": 3,
+               "loop_window_hours": 24, "history_file": "/h", "cordon_unrepairable": False}
+    outcome = _remediate.plan(facts, options, [], 0.0)["outcome"]
+    assert outcome["action"] == "refused" and facts["advice"] in outcome["message"]
+    entry = _report.row("host-1", "", outcome, {})
+    assert entry["what_happened"].startswith("left as it is: drift_exceeds_bound; node")
+    assert "> bound 96.0 MiB" in entry["what_happened"]
+    assert entry["what_to_do"] == facts["advice"]
+    # The details do not repeat it: the causes are listed by the page, the message (which has the advice) is not.
+    assert facts["advice"] not in entry["details"]
+    assert entry["details"] == "The checkpoint was not touched."
+
+
+def test_probe_rows(tmp_path):
+    drifted = _report.row("h1", "", probed_outcome(facts_of(drifted_node(tmp_path / "a"))), {})
+    assert drifted["what_happened"] == "repairable (drift_within_bound); node0 memory -44.2 MiB within bound 96.0 MiB"
+    assert drifted["details"] == "" and drifted["what_to_do"]
+    synced = _report.row("h2", "", probed_outcome(facts_of(write_kubelet_node(str(tmp_path / "b"), two_node_boot(), layout="v3"))), {})
+    assert synced["what_happened"] == "nothing to do (in_sync)" and synced["what_to_do"] == ""
+    assert synced["kubelet"]["service"] == "kubelet" and synced["guard"]["installed"] is False
+
+
+def test_short_lines_per_action():
+    bars = [{"numa_node": 1, "resource": "memory", "text": "-1.0 GiB", "delta": -GIB, "over": True}]
+    assert _report.what_happened("repaired", "drift_within_bound", "in_sync", [], 1, "") == "repaired: drift_within_bound -> in_sync"
+    assert _report.what_happened("refused", "drift_exceeds_bound", "drift_exceeds_bound", bars, 96 * MIB, "") == (
+        "left as it is: drift_exceeds_bound; node1 memory -1.0 GiB > bound 96.0 MiB")
+    assert _report.what_happened("failed", "drift_within_bound", "drift_within_bound", [], 1,
+                                 "could not cordon the Node through the API, so the node was not touched: boom") == (
+        "failed: could not cordon the Node through the API, so the node was not touched")
+    assert _report.what_happened("rolled_back", "drift_within_bound", "drift_within_bound", [], 1, "x").startswith("rolled back: ")
+    assert _report.what_happened("not_processed", None, None, [], None, "") == "not processed (the rollout did not reach it)"
+
+
+def test_not_processed_row():
+    entry = _report.row("h", "node-x", {}, {})
+    assert entry["node"] == "node-x" and entry["action"] == "not_processed" and entry["message"] == _report.NOT_PROCESSED
+    assert entry["drift"] == [] and entry["pinned_pods"] == [] and entry["guard"]["installed"] is None and entry["what_to_do"] == ""
+
+
+def test_guard_view_keeps_the_decision_and_drops_the_advice():
+    view = _report.guard_view({"installed": True, "boot_id": "b-1", "verdict": "drift_exceeds_bound", "action": "refused",
+                               "message": "touched nothing: kubelet decides (drift_exceeds_bound). What to do: drain it", "time": 0})
+    assert view == {"installed": True, "boot_id": "b-1", "verdict": "drift_exceeds_bound", "action": "refused",
+                    "message": "touched nothing: kubelet decides (drift_exceeds_bound)", "time": "1970-01-01T00:00:00Z", "decided": True}
+    assert _report.guard_view({"installed": False})["decided"] is False
+
+
+# --------------------------------------------------------------------------- pod names
+
+
+def test_pod_names_from_a_node_listing_and_the_cache(tmp_path):
+    facts = facts_of(drifted_node(tmp_path))
+    outcome = probed_outcome(facts)
+    assert _report.uids_to_look_up({"worker-1": outcome}, {}) == {"worker-1": ["pod-a", "pod-b"]}
+    listing = [{"metadata": {"uid": "pod-a", "name": "web-0", "namespace": "shop"}, "status": {"qosClass": "Guaranteed"}},
+               {"metadata": {"uid": "other", "name": "x", "namespace": "y"}}]
+    names = _report.names_from_listing(["pod-a", "pod-b"], listing)
+    assert names == {"pod-a": {"name": "web-0", "namespace": "shop", "qos": "Guaranteed"}, "pod-b": None}
+    # A UID names one pod forever: once looked up (found or not), never again.
+    assert _report.uids_to_look_up({"worker-1": outcome}, names) == {}
+    pods = _report.row("h", "", outcome, names)["pinned_pods"]
+    assert [(p["uid"], p["namespace"], p["name"], p["in_api"], p["containers"]) for p in pods] == [
+        ("pod-a", "shop", "web-0", True, ["app", "sidecar"]), ("pod-b", None, None, False, ["db"])]
+    assert pods[0]["sizes_text"] == "memory 3.0 GiB"
+    assert _report.row("h", "", outcome, {})["pinned_pods"][0]["in_api"] is None  # not looked up
+
+
+def test_build_counts_and_headline(tmp_path):
+    outcome = probed_outcome(facts_of(drifted_node(tmp_path)))
+    report = _report.build("probe", ["h1", "h2"], [outcome, {}], ["", "node-2"], None, {}, "api", "2026-01-01T00:00:00Z")
+    assert report["headline"] == "2 nodes; verdicts drift_within_bound: 1, unknown: 1"
+    assert report["counts"]["action"] == {"probed": 1, "not_processed": 1}
+    assert [row["node"] for row in report["nodes"]] == ["worker-1", "node-2"]
+    stopped = _report.build("remediate", ["h1"], [outcome], [""], {"stop": "pause", "message": "paused"}, {}, "api", "t")
+    assert stopped["headline"].endswith("; stopped: paused") and stopped["stopped"]["stop"] == "pause"
+    json.dumps(report)
