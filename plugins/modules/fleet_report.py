@@ -13,7 +13,7 @@ description:
   - Internal to the playbooks C(nodeops.numa_drift.probe) and C(nodeops.numa_drift.remediate) (an action plugin
     run on the controller; the report's rules are pure functions in C(plugins/plugin_utils/_report.py)). The
     playbooks write the result as C(report.json) and render C(report.html) from it.
-  - One row per host, from its C(remediate_outcome): the signed drift per NUMA node and resource (current minus
+  - One row per host, from its C(remediate_outcome), with the signed drift per NUMA node and resource (current minus
     recorded, laid out as bars left and right of a zero axis), a short line saying what happened, the advice
     once, the pods whose NUMA pinning the checkpoint holds, the boot guard's last decision, and where kubelet runs.
   - The pinned pods' names and namespaces come from the API (one pod listing per node, C(spec.nodeName) field

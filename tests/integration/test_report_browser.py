@@ -214,8 +214,7 @@ def test_dry_run_report_lists_the_pods_at_stake(fleet: Fleet) -> None:  # pylint
 
 
 def test_remediate_report_shows_what_happened_once_per_node(fleet: Fleet) -> None:  # pylint: disable=redefined-outer-name
-    # numa_drift_hosts, not -l: the rollout-preparing play runs on localhost, which -l would leave out.
-    run = fleet.playbook("remediate", "-e", "numa_drift_hosts=sbx-node-01:sbx-node-06", "-e", "numa_drift_batch=100%")
+    run = fleet.playbook("remediate", "-l", "sbx-node-01,sbx-node-06", "-e", "numa_drift_batch=100%")
     assert run.rc == 0, run.tail()
     rows = run.rows()
     page = assert_renders(run, ["sbx-node-01", "sbx-node-06"])
@@ -265,4 +264,3 @@ def test_the_browser_check_catches_console_errors_and_misdrawn_bars(probed: Run,
     assert any("drawn wrong" in problem for problem in bad["console"]) and any("notAFunction" in p for p in bad["console"]), bad["console"]
     problems = layout_problems(bad)
     assert len(problems) == 1 and "negative drift not drawn left of zero" in problems[0], problems
-
