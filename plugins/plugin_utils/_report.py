@@ -112,16 +112,16 @@ def drift_bars(numa_nodes: Sequence[Mapping[str, Any]], bound: Optional[int]) ->
             })
     scale = max([abs(b["delta"] or 0) for b in bars] + [abs(b["delta_allocatable"] or 0) for b in bars]
                 + [int((bound or 0) * BOUND_HEADROOM), 1])
-    for bar in bars:
-        magnitude = abs(bar["delta"] or 0)
-        bar["width_pct"] = round(max(magnitude * 50.0 / scale, MIN_BAR_PERCENT if magnitude else 0.0), 2)
-        bar["bound_pct"] = round(bound * 50.0 / scale, 2) if bar["resource"] == MEMORY and bound is not None else None
+    for line in bars:
+        magnitude = abs(line["delta"] or 0)
+        line["width_pct"] = round(max(magnitude * 50.0 / scale, MIN_BAR_PERCENT if magnitude else 0.0), 2)
+        line["bound_pct"] = round(bound * 50.0 / scale, 2) if line["resource"] == MEMORY and bound is not None else None
     return bars
 
 
 def largest_move(bars: Sequence[Mapping[str, Any]]) -> Optional[Mapping[str, Any]]:
-    moved = [bar for bar in bars if bar["delta"]]
-    return max(moved, key=lambda bar: (bool(bar["over"]), abs(bar["delta"]))) if moved else None
+    moved = [line for line in bars if line["delta"]]
+    return max(moved, key=lambda line: (bool(line["over"]), abs(line["delta"]))) if moved else None
 
 
 # --------------------------------------------------------------------------- the rows

@@ -89,7 +89,7 @@ class Page:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BrowserError("no answer from Chromium in %.0f s" % self.timeout)
-            ready, _, _ = select.select([self._from_browser], [], [], left)
+            ready = select.select([self._from_browser], [], [], left)[0]
             if ready:
                 chunk = os.read(self._from_browser, 1 << 20)
                 if not chunk:

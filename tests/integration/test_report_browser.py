@@ -50,36 +50,36 @@ def layout_problems(layout: Dict[str, Any]) -> List[str]:
     """Everything wrong with the rendered bars: side of the zero axis, colours, bound lines, value text."""
     problems = []
     colours: Dict[str, set] = {"left": set(), "right": set()}
-    for bar in layout["bars"]:
-        where = "%s node%s %s (%s)" % (bar["node"], bar["numa"], bar["resource"], bar["value"])
-        track, axis, fill = bar["track"], bar["axis"], bar["fill"]
-        if not bar["visible"] or track["width"] < 50:
+    for drawn in layout["bars"]:
+        where = "%s node%s %s (%s)" % (drawn["node"], drawn["numa"], drawn["resource"], drawn["value"])
+        track, axis, fill = drawn["track"], drawn["axis"], drawn["fill"]
+        if not drawn["visible"] or track["width"] < 50:
             problems.append("%s: track not rendered (%s)" % (where, track))
             continue
         zero = track["left"] + track["width"] / 2
         if abs(axis["left"] - zero) > 1.5:
             problems.append("%s: zero axis at %.1f, not the track's middle %.1f" % (where, axis["left"], zero))
-        if bar["side"] in ("left", "right"):
+        if drawn["side"] in ("left", "right"):
             if fill is None or fill["width"] <= 0:
                 problems.append("%s: no bar for a non-zero drift" % where)
                 continue
-            colours[bar["side"]].add(bar["fill_color"])
-            if bar["side"] == "left" and not (fill["right"] <= zero + 1 and fill["left"] < zero - 0.5):
+            colours[drawn["side"]].add(drawn["fill_color"])
+            if drawn["side"] == "left" and not (fill["right"] <= zero + 1 and fill["left"] < zero - 0.5):
                 problems.append("%s: negative drift not drawn left of zero (fill %.1f..%.1f, zero %.1f)" % (where, fill["left"], fill["right"], zero))
-            if bar["side"] == "right" and not (fill["left"] >= zero - 1 and fill["right"] > zero + 0.5):
+            if drawn["side"] == "right" and not (fill["left"] >= zero - 1 and fill["right"] > zero + 0.5):
                 problems.append("%s: positive drift not drawn right of zero (fill %.1f..%.1f, zero %.1f)" % (where, fill["left"], fill["right"], zero))
-            if (bar["delta"] < 0) != (bar["side"] == "left") or not bar["value"].startswith("-" if bar["delta"] < 0 else "+"):
-                problems.append("%s: sign of %s does not match side %s / text" % (where, bar["delta"], bar["side"]))
-            if bar["over"] and bar["resource"] == "memory" and bar["bounds"]:
-                outer = bar["bounds"][0]["left"] if bar["side"] == "left" else bar["bounds"][1]["left"]
-                if (bar["side"] == "left" and fill["left"] >= outer) or (bar["side"] == "right" and fill["right"] <= outer):
+            if (drawn["delta"] < 0) != (drawn["side"] == "left") or not drawn["value"].startswith("-" if drawn["delta"] < 0 else "+"):
+                problems.append("%s: sign of %s does not match side %s / text" % (where, drawn["delta"], drawn["side"]))
+            if drawn["over"] and drawn["resource"] == "memory" and drawn["bounds"]:
+                outer = drawn["bounds"][0]["left"] if drawn["side"] == "left" else drawn["bounds"][1]["left"]
+                if (drawn["side"] == "left" and fill["left"] >= outer) or (drawn["side"] == "right" and fill["right"] <= outer):
                     problems.append("%s: beyond the bound but the bar stops inside the bound line" % where)
-        elif bar["side"] == "zero" and (fill is not None or bar["value"] != "0" and not bar["value"].startswith("0 ")):
+        elif drawn["side"] == "zero" and (fill is not None or drawn["value"] != "0" and not drawn["value"].startswith("0 ")):
             problems.append("%s: zero drift drawn as a bar or with a sign" % where)
-        if bar["resource"] == "memory" and bar["bounds"]:
-            if len(bar["bounds"]) != 2:
-                problems.append("%s: %d bound lines, want 2" % (where, len(bar["bounds"])))
-            elif abs((zero - bar["bounds"][0]["left"]) - (bar["bounds"][1]["left"] - zero)) > 2:
+        if drawn["resource"] == "memory" and drawn["bounds"]:
+            if len(drawn["bounds"]) != 2:
+                problems.append("%s: %d bound lines, want 2" % (where, len(drawn["bounds"])))
+            elif abs((zero - drawn["bounds"][0]["left"]) - (drawn["bounds"][1]["left"] - zero)) > 2:
                 problems.append("%s: bound lines not symmetric around zero" % where)
     if colours["left"] & colours["right"]:
         problems.append("the same colour for + and -: %s" % (colours["left"] & colours["right"]))
@@ -103,7 +103,7 @@ def assert_renders(run: Run, nodes: List[str]) -> Dict[str, Any]:
     assert sorted(row["node"] for row in page["rows"]) == sorted(nodes)
     assert page["bars"], "no drift bars"
     assert layout_problems(page) == []
-    assert {bar["side"] for bar in page["bars"]} >= {"left", "right", "zero"}
+    assert {drawn["side"] for drawn in page["bars"]} >= {"left", "right", "zero"}
     for row in page["rows"]:
         assert row["open"] is False, "%s: details open by default" % row["node"]
         assert row["summary"] and len(row["summary"]) < 160, row
