@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The molecule stage of the test command: real multi-NUMA QEMU guests (extensions/molecule/).
 #
-#   bash tests/vm/run-molecule.sh                 molecule test --all (fast drift refuse kaslr)
+#   bash tests/vm/run-molecule.sh                 molecule test --all (drift fast guard kaslr refuse)
 #   bash tests/vm/run-molecule.sh drift kaslr     molecule test -s drift -s kaslr
 #
 # One `molecule test` run inside a time budget, with a summary (time and result per scenario);
