@@ -71,7 +71,7 @@ def probe_facts(fleet: Fleet) -> Dict[str, Dict[str, Any]]:
 
 
 def by_distribution(fleet: Fleet) -> Dict[str, str]:
-    return {node["distribution"]: name for name, node in fleet.nodes.items()}
+    return {node["shape"]: name for name, node in fleet.nodes.items()}
 
 
 def shaped_checkpoint(fleet: Fleet, name: str) -> str:
@@ -95,7 +95,7 @@ def remediated(fleet: Fleet) -> Dict[str, Any]:
 
 
 def test_fleet_has_one_node_per_distribution_run_by_its_service(fleet: Fleet) -> None:
-    assert {node["distribution"]: node["unit"] for node in fleet.nodes.values()} == SHAPED
+    assert {node["shape"]: node["unit"] for node in fleet.nodes.values()} == SHAPED
     for name, node in fleet.nodes.items():
         assert fleet.service(name)["state"] in ("active", "activating"), name  # crash-looping on the drifted checkpoint
         shown = dict(line.split("=", 1) for line in systemctl(fleet, name, "show", node["unit"][: -len(".service")]).stdout.split())

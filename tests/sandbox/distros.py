@@ -16,13 +16,21 @@ A shape has two halves that are written independently, on purpose:
 
 ``unit`` is the service that runs kubelet there (the sandbox's systemd stand-in answers to that
 name only); ``root_dir`` is kubelet's ``--root-dir`` (where the checkpoint is).
+
+CLI (stdlib only; molecule's fast tier lays a k3s agent out in a container with it)::
+
+    python3 tests/sandbox/distros.py files k3s --reserved-mib 100,100 --out DIR   # DIR stands for the node's /
+    python3 tests/sandbox/distros.py argv k3s --reserved-mib 100,100              # kubelet's argv, JSON
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import sys
 from dataclasses import dataclass
-from typing import Callable, Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 KIND = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
 MIB = 1024 * 1024
@@ -188,3 +196,49 @@ SHAPES: Dict[str, Shape] = {
     "microk8s": Shape("microk8s", "snap.microk8s.daemon-kubelite.service", SNAP_COMMON + "/var/lib/kubelet", None, None,
                       microk8s_files, microk8s_argv, "MicroK8s: args/kubelet flags only, root dir under the snap's common dir"),
 }
+
+
+# --------------------------------------------------------------------------- command line (molecule's fast tier)
+
+
+def static_config_mib(reserved_mib: Sequence[int]) -> Dict[str, object]:
+    """The molecule guests' KubeletConfiguration (resources/templates/kubelet-config.yaml.j2) from reserved MiB per node."""
+    return {
+        "memoryManagerPolicy": "Static",
+        "evictionHard": {"memory.available": "100Mi"},
+        "systemReserved": {"memory": "%dMi" % (sum(reserved_mib) - 100)},
+        "reservedMemory": [{"numaNode": node, "limits": {"memory": "%dMi" % mib}} for node, mib in enumerate(reserved_mib) if mib > 0],
+    }
+
+
+def write_files(directory: str, files: Mapping[str, str]) -> List[str]:
+    written = []
+    for node_path, text in sorted(files.items()):
+        path = os.path.join(directory, node_path.lstrip("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        written.append(node_path)
+    return written
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description="Distribution-shaped kubelet layouts of the sandbox (files, kubelet argv)")
+    parser.add_argument("command", choices=("files", "argv"), help="files: write the shape's files under --out; argv: print kubelet's argv (JSON)")
+    parser.add_argument("shape", choices=sorted(SHAPES))
+    parser.add_argument("--reserved-mib", required=True, help="reservedMemory per NUMA node in MiB, e.g. 100,100")
+    parser.add_argument("--out", help="files: the directory standing for the node's /")
+    options = parser.parse_args(argv)
+    shape = SHAPES[options.shape]
+    config = static_config_mib([int(part) for part in options.reserved_mib.split(",")])
+    if options.command == "argv":
+        print(json.dumps(list(shape.kubelet_argv(config))))
+        return 0
+    if not options.out:
+        parser.error("files needs --out")
+    print(json.dumps({"unit": shape.unit, "root_dir": shape.root_dir, "files": write_files(options.out, shape.files(config))}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -469,7 +469,7 @@ def host_variables(python: str, node: Dict[str, Any]) -> Dict[str, Any]:
         "sandbox_expected_verdict": node["expected_verdict"],
         "sandbox_era": node["era"],
     }
-    if node.get("distribution"):
+    if node.get("shape"):
         del variables["remediate_service_commands"]
         variables.update(
             ansible_python_interpreter=os.path.join(node["node_dir"], "bin", "python"), remediate_service_mode="systemd",
@@ -519,12 +519,13 @@ def node_record(directory: str, name: str, plan: NodePlan) -> Dict[str, Any]:
 
 
 def expected_kubelet(plan: NodePlan) -> Dict[str, Any]:
-    """What the probe must report as ``kubelet.*`` on the node (``service_mode``: the role's, in the inventory)."""
+    """What the probe must report as ``kubelet.*`` on the node; ``service_mode``: the role's, in the inventory."""
     if not plan.distribution:
-        return {"distribution": None, "service": "kubelet", "unit": supervisor.DEFAULT_UNIT, "kubelet_root_dir": "/var/lib/kubelet",
-                "config_path": "/var/lib/kubelet/config.yaml", "config_dir": None, "service_mode": "command"}
+        return {"shape": None, "distribution": "kubeadm", "service": "kubelet", "unit": supervisor.DEFAULT_UNIT,
+                "kubelet_root_dir": "/var/lib/kubelet", "config_path": "/var/lib/kubelet/config.yaml", "config_dir": None,
+                "service_mode": "command"}
     shape = distros.SHAPES[plan.distribution]
-    return {"distribution": shape.distribution, "service": nodectl.unit_name(shape.unit)[: -len(".service")], "unit": shape.unit,
+    return {"shape": plan.distribution, "distribution": shape.distribution, "service": shape.unit[: -len(".service")], "unit": shape.unit,
             "kubelet_root_dir": shape.root_dir, "config_path": shape.config_path, "config_dir": shape.config_dir, "service_mode": "systemd"}
 
 
@@ -623,7 +624,7 @@ def node_rows(fleet: Dict[str, Any]) -> List[Dict[str, Any]]:
             "ready": ready.get("status", "?" if api_error else "absent"), "message": ready.get("message", api_error or ""),
             "unschedulable": bool((api_node.get("spec") or {}).get("unschedulable")),
             "service": service["state"], "restarts": service["restarts"], "pid": service["pid"],
-            "unit": node.get("unit", supervisor.DEFAULT_UNIT), "distribution": node.get("distribution"),
+            "unit": node.get("unit", supervisor.DEFAULT_UNIT), "distribution": node.get("distribution"), "shape": node.get("shape"),
         })
     return rows
 
