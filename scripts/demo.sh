@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The main job (README's first command): boot the built-in sandbox fleet (eight fake nodes just after
+# The main job (README's first command): boot the built-in sandbox fleet (eleven fake nodes just after
 # a reboot, each with a kubelet stand-in under a systemd stand-in, and a Kubernetes API stand-in on
-# 127.0.0.1), run the playbook nodeops.numa_drift.probe, then nodeops.numa_drift.remediate on it,
-# show the fleet as the API and the services see it afterwards, and print where the reports are.
+# 127.0.0.1; three of them shaped like k0s, k3s and MicroK8s nodes, whose kubelet runs under
+# k0sworker, k3s-agent and snap.microk8s.daemon-kubelite), run the playbook nodeops.numa_drift.probe,
+# then nodeops.numa_drift.remediate on it, show the fleet as the API and the services see it
+# afterwards, what the probe finds on each node now, and print where the reports are.
 #
 #   bash scripts/demo.sh                              # under ./numa-drift-demo/
 #   NUMA_DRIFT_DEMO_DIR=/tmp/x bash scripts/demo.sh
@@ -31,7 +33,7 @@ take_down() {
 }
 
 section "Sandbox fleet in $FLEET_DIR"
-"${FLEET[@]}" up --dir "$FLEET_DIR" --scenario mixed --replace
+"${FLEET[@]}" up --dir "$FLEET_DIR" --scenario mixed-distros --replace
 trap take_down EXIT
 "${FLEET[@]}" status --dir "$FLEET_DIR"
 
@@ -52,6 +54,28 @@ playbook remediate || rc=$?
 
 section "The fleet afterwards (API and kubelet services)"
 "${FLEET[@]}" status --dir "$FLEET_DIR"
+
+section "What the probe finds on each node now (numa_drift_facts, no option but root)"
+ANSIBLE_STDOUT_CALLBACK=json ANSIBLE_LOAD_CALLBACK_PLUGINS=1 "$VENV/bin/ansible" -i "$FLEET_DIR/inventory.yml" sandbox \
+  -m nodeops.numa_drift.numa_drift_facts -a 'root={{ remediate_root }}' >"$DEMO_DIR/probe-after.json" || true
+"$PYTHON" - "$DEMO_DIR/probe-after.json" "$FLEET_DIR/fleet.json" <<'PY'
+import json, os, sys
+hosts = {}
+for play in json.load(open(sys.argv[1]))["plays"]:
+    for task in play["tasks"]:
+        hosts.update(task["hosts"])
+print("  %-12s %-10s %-30s %-42s %-20s %s" % ("NODE", "DIST", "SERVICE", "CHECKPOINT (under the node root)", "VERDICT", "ROLE'S SYSTEMCTL CALLS"))
+for node in json.load(open(sys.argv[2]))["nodes"]:
+    facts = hosts.get(node["name"], {}).get("numa_drift") or {}
+    kubelet = facts.get("kubelet") or {}
+    path = (facts.get("checkpoint") or {}).get("path") or "-"
+    log = os.path.join(node["node_dir"], "systemctl.log")
+    calls = [json.loads(line) for line in open(log)] if os.path.exists(log) else []
+    changed = ", ".join("%s %s" % (c["verb"], " ".join(c["units"])) for c in calls if c["verb"] in ("stop", "start"))
+    print("  %-12s %-10s %-30s %-42s %-20s %s" % (
+        node["name"], kubelet.get("distribution") or "-", kubelet.get("service") or "-", path[len(node["root"]):] if path.startswith(node["root"]) else path,
+        facts.get("verdict") or hosts.get(node["name"], {}).get("msg", "?"), changed or ("(command mode)" if node["service_mode"] == "command" else "-")))
+PY
 
 section "Reports"
 "$PYTHON" - "$DEMO_DIR/report-remediate/report.json" <<'PY'

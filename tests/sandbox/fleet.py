@@ -5,7 +5,7 @@
 
 Usage::
 
-    python tests/sandbox/fleet.py up --dir DIR [--scenario mixed|all-drift|single|in-sync] [--nodes N]
+    python tests/sandbox/fleet.py up --dir DIR [--scenario mixed|distros|mixed-distros|all-drift|single|in-sync] [--nodes N]
         [--token T] [--heartbeat 3] [--node-monitor-grace-period 40] [--max-lifetime 7200]
         [--python PATH] [--settle-seconds 5] [--replace]
     python tests/sandbox/fleet.py status --dir DIR [--json]
@@ -17,6 +17,12 @@ Usage::
   node after a reboot, from ``tests/unit/plugins/module_utils/scenario.py``;
 * ``nodes/<name>/service.json``: the kubelet stand-in's service; ``supervisor.json``, ``kubelet.log``
   and ``supervisor.log`` appear once it runs;
+* distribution-shaped nodes (``distros.py``: k3s, k0s, MicroK8s) have that distribution's files in
+  their tree, a stand-in started with the argv that distribution's wrapper gives kubelet, a service
+  named as there (``k3s-agent.service``, ...) and ``nodes/<name>/bin/``: the node's ``systemctl``
+  (``nodectl.py systemctl``, every call logged in ``systemctl.log``) and a ``python`` that puts it
+  first on ``PATH``; their inventory entry uses the role's ``systemd`` service mode with that
+  interpreter, so the role must name the service the probe discovered;
 * ``api/state.json``: the API server's Nodes and Pods (``api/apiserver.log``, ``api/port``);
 * ``kubeconfig`` (``http://127.0.0.1:<port>``, a bearer token), ``inventory.yml`` (group
   ``sandbox``, local connection, the role's variables) and ``fleet.json`` (what was built, the
@@ -46,14 +52,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 if __package__:
-    from ansible_collections.nodeops.numa_drift.tests.sandbox import apiserver, kubelet_standin, nodectl, supervisor
+    from ansible_collections.nodeops.numa_drift.tests.sandbox import apiserver, distros, kubelet_standin, nodectl, supervisor
 else:  # run as a script: this directory is on sys.path; kubelet_standin puts the collection on it
     import apiserver  # type: ignore[no-redef]
+    import distros  # type: ignore[no-redef]
     import kubelet_standin  # type: ignore[no-redef]
     import nodectl  # type: ignore[no-redef]
     import supervisor  # type: ignore[no-redef]
 
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import default_memory_blocks  # noqa: E402
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import OMIT, default_memory_blocks  # noqa: E402
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (  # noqa: E402
     GIB,
     HUGEPAGE_1G_KB,
@@ -62,6 +69,8 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
     MIB,
     Blocks,
     Boot,
+    kubelet_config,
+    uniform_reserved,
     write_kubelet_node,
 )
 
@@ -97,6 +106,7 @@ class NodePlan:
     cordoned: bool = False
     kubelet_started: bool = True
     with_checkpoint: bool = True
+    distribution: Optional[str] = None  # a shape of distros.SHAPES; None: kubeadm's defaults (kubelet.service)
 
 
 def boot(numa_gib: Sequence[int], hugepages_1g: Optional[Sequence[int]] = None) -> Boot:
@@ -190,6 +200,17 @@ def hugepages_changed(name: str) -> NodePlan:
     )
 
 
+def drift_distribution(name: str, distribution: str) -> NodePlan:
+    """A KASLR-drifted node laid out as ``distribution`` runs kubelet (distros.SHAPES)."""
+    shape = distros.SHAPES[distribution]
+    v3 = distribution == "k0s"
+    plan = drift_v3(name) if v3 else drift_legacy(name)
+    return NodePlan(
+        plan.expected_verdict, "%s; %s" % (plan.description, shape.about), plan.recorded, plan.current, plan.pods,
+        layout=plan.layout, era=plan.era, kernel_node=plan.kernel_node, distribution=distribution,
+    )
+
+
 def node_name(index: int) -> str:
     return "sbx-node-%02d" % index
 
@@ -200,6 +221,19 @@ def mixed(count: int) -> List[Tuple[str, NodePlan]]:
         lambda name: drift_legacy(name, cordoned=True),
     ]
     return [(node_name(i + 1), build(node_name(i + 1))) for i, build in enumerate(builders)]
+
+
+def distribution_nodes(first: int) -> List[Tuple[str, NodePlan]]:
+    return [(node_name(first + i), drift_distribution(node_name(first + i), name)) for i, name in enumerate(sorted(distros.SHAPES))]
+
+
+def distributions(count: int) -> List[Tuple[str, NodePlan]]:
+    return distribution_nodes(1)
+
+
+def mixed_distributions(count: int) -> List[Tuple[str, NodePlan]]:
+    plans = mixed(count)
+    return plans + distribution_nodes(len(plans) + 1)
 
 
 def all_drift(count: int) -> List[Tuple[str, NodePlan]]:
@@ -217,6 +251,9 @@ def all_in_sync(count: int) -> List[Tuple[str, NodePlan]]:
 
 SCENARIOS: Dict[str, Tuple[Callable[[int], List[Tuple[str, NodePlan]]], int, str]] = {
     "mixed": (mixed, 8, "every verdict the role meets: 3 repairable, in_sync, no_checkpoint, 2 refused, a node cordoned by someone else"),
+    "distros": (distributions, len(distros.SHAPES), "repairable drift on k0s, k3s and MicroK8s shaped nodes (their files, "
+                "kubelet argv and service names)"),
+    "mixed-distros": (mixed_distributions, 8 + len(distros.SHAPES), "mixed, then the distros nodes"),
     "all-drift": (all_drift, 6, "every node repairable (legacy, V3, 4 NUMA nodes in turn)"),
     "single": (single, 1, "one repairable node"),
     "in-sync": (all_in_sync, 3, "nothing to do anywhere"),
@@ -232,10 +269,19 @@ def kernel_start_on(current: Boot, numa_node: int) -> int:
     return blocks[numa_node][0] * MEMORY_BLOCK_BYTES + 16 * MIB
 
 
+def static_config(plan: NodePlan) -> Dict[str, object]:
+    """The KubeletConfiguration fields the node's checkpoint was written with (Static, 1 GiB per NUMA node)."""
+    return kubelet_config(uniform_reserved(sorted(plan.recorded.mem_total_kb)))
+
+
 def write_node_tree(root: str, plan: NodePlan) -> None:
+    shaped: Dict[str, Any] = {}
+    if plan.distribution:
+        shape = distros.SHAPES[plan.distribution]
+        shaped = {"config": OMIT, "kubelet_root_dir": shape.root_dir, "extra_files": shape.files(static_config(plan))}
     write_kubelet_node(
         root, plan.recorded, plan.current, pods=plan.pods, layout=plan.layout, block_size_bytes=MEMORY_BLOCK_BYTES,
-        checkpoint_bytes=None if plan.with_checkpoint else b"", kernel_start=kernel_start_on(plan.current, plan.kernel_node),
+        checkpoint_bytes=None if plan.with_checkpoint else b"", kernel_start=kernel_start_on(plan.current, plan.kernel_node), **shaped,
     )
 
 
@@ -285,7 +331,26 @@ def standin_command(python: str, node_dir: str, name: str, plan: NodePlan, api_u
         "--api", api_url, "--node-name", name, "--token", options.token, "--heartbeat", str(options.heartbeat),
         "--fault-file", os.path.join(node_dir, nodectl.FAULT_FILE), "--exit-if-missing", os.path.join(node_dir, supervisor.SERVICE_FILE),
         "--max-lifetime", str(options.max_lifetime),
-    ]
+    ] + (["--"] + list(distros.SHAPES[plan.distribution].kubelet_argv(static_config(plan))) if plan.distribution else [])
+
+
+def write_node_bin(python: str, node_dir: str) -> str:
+    """``<node>/bin/systemctl`` (this node's units) and ``<node>/bin/python`` (that PATH first); returns the python."""
+    bin_dir = os.path.join(node_dir, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    scripts = {
+        "systemctl": "#!/bin/sh\n# systemctl of sandbox node %s (tests/sandbox/nodectl.py systemctl)\nexec %s\n" % (
+            os.path.basename(node_dir), shlex.join([python, os.path.join(SANDBOX_DIR, "nodectl.py"), "--node-dir", node_dir, "systemctl"])
+            + ' "$@"'),
+        "python": "#!/bin/sh\n# The node's Python for Ansible: its own systemctl first on PATH\nPATH=%s:\"$PATH\"\nexport PATH\nexec %s \"$@\"\n" % (
+            shlex.quote(bin_dir), shlex.quote(python)),
+    }
+    for name, text in scripts.items():
+        path = os.path.join(bin_dir, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(path, 0o755)
+    return os.path.join(bin_dir, "python")
 
 
 def nodectl_command(python: str, node_dir: str, action: str) -> str:
@@ -387,24 +452,34 @@ def kubeconfig(url: str, token: str) -> Dict[str, Any]:
     }
 
 
-def inventory(directory: str, python: str, nodes: List[Dict[str, Any]], options: argparse.Namespace, url: str) -> Dict[str, Any]:
-    hosts = {
-        node["name"]: {
-            "ansible_connection": "local",
-            # Fake nodes are directories owned by whoever runs the sandbox: no privilege escalation
-            # (inventory variables override the playbooks' `become` keyword).
-            "ansible_become": False,
-            "ansible_python_interpreter": python,
-            "remediate_root": node["root"],
-            "remediate_node_name": node["name"],
-            "remediate_service_mode": "command",
-            "remediate_service_commands": service_commands(python, node["node_dir"]),
-            "sandbox_node_dir": node["node_dir"],
-            "sandbox_expected_verdict": node["expected_verdict"],
-            "sandbox_era": node["era"],
-        }
-        for node in nodes
+def host_variables(python: str, node: Dict[str, Any]) -> Dict[str, Any]:
+    """A node's inventory entry: the role's command service mode, or, on a distribution-shaped node,
+    its systemd mode against the node's own systemctl (the role names the service the probe found)."""
+    variables: Dict[str, Any] = {
+        "ansible_connection": "local",
+        # Fake nodes are directories owned by whoever runs the sandbox: no privilege escalation
+        # (inventory variables override the playbooks' `become` keyword).
+        "ansible_become": False,
+        "ansible_python_interpreter": python,
+        "remediate_root": node["root"],
+        "remediate_node_name": node["name"],
+        "remediate_service_mode": "command",
+        "remediate_service_commands": service_commands(python, node["node_dir"]),
+        "sandbox_node_dir": node["node_dir"],
+        "sandbox_expected_verdict": node["expected_verdict"],
+        "sandbox_era": node["era"],
     }
+    if node.get("shape"):
+        del variables["remediate_service_commands"]
+        variables.update(
+            ansible_python_interpreter=os.path.join(node["node_dir"], "bin", "python"), remediate_service_mode="systemd",
+            sandbox_distribution=node["distribution"], sandbox_service=node["service"],
+        )
+    return variables
+
+
+def inventory(directory: str, python: str, nodes: List[Dict[str, Any]], options: argparse.Namespace, url: str) -> Dict[str, Any]:
+    hosts = {node["name"]: host_variables(python, node) for node in nodes}
     group_vars = {
         "remediate_kubeconfig": os.path.join(directory, "kubeconfig"),
         "remediate_settle_seconds": options.settle_seconds,
@@ -439,8 +514,19 @@ def node_record(directory: str, name: str, plan: NodePlan) -> Dict[str, Any]:
         "name": name, "node_dir": node_dir, "root": os.path.join(node_dir, "root"), "expected_verdict": plan.expected_verdict,
         "description": plan.description, "layout": plan.layout if plan.with_checkpoint else None, "era": plan.era,
         "numa_nodes": len(plan.current.mem_total_kb), "cordoned_beforehand": plan.cordoned, "kubelet_started": plan.kubelet_started,
-        "pods": sorted(plan.pods),
+        "pods": sorted(plan.pods), **expected_kubelet(plan),
     }
+
+
+def expected_kubelet(plan: NodePlan) -> Dict[str, Any]:
+    """What the probe must report as ``kubelet.*`` on the node; ``service_mode``: the role's, in the inventory."""
+    if not plan.distribution:
+        return {"shape": None, "distribution": "kubeadm", "service": "kubelet", "unit": supervisor.DEFAULT_UNIT,
+                "kubelet_root_dir": "/var/lib/kubelet", "config_path": "/var/lib/kubelet/config.yaml", "config_dir": None,
+                "service_mode": "command"}
+    shape = distros.SHAPES[plan.distribution]
+    return {"shape": plan.distribution, "distribution": shape.distribution, "service": shape.unit[: -len(".service")], "unit": shape.unit,
+            "kubelet_root_dir": shape.root_dir, "config_path": shape.config_path, "config_dir": shape.config_dir, "service_mode": "systemd"}
 
 
 def build_nodes(directory: str, plans: List[Tuple[str, NodePlan]]) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
@@ -462,6 +548,7 @@ def service_definition(python: str, record: Dict[str, Any], plan: NodePlan, url:
         "command": standin_command(python, record["node_dir"], record["name"], plan, url, options), "restart_sec": options.restart_sec,
         "restart_max_sec": options.restart_max_sec, "restart_steps": options.restart_steps, "stop_timeout": 10.0,
         "max_lifetime": options.max_lifetime, "log": "kubelet.log", "environment": {"NUMA_DRIFT_COLLECTIONS_PATH": collections},
+        "unit": record["unit"],
     }
 
 
@@ -505,6 +592,8 @@ def up(options: argparse.Namespace) -> List[str]:
         "python": python, "token": options.token, "collections_path": collections, "nodes": nodes,
     })
     for record, (_name, plan) in zip(nodes, plans):
+        if plan.distribution:
+            write_node_bin(python, record["node_dir"])
         write_json(os.path.join(record["node_dir"], supervisor.SERVICE_FILE), service_definition(python, record, plan, url, collections, options))
     start_kubelets(nodes)
     phases.append(("kubelets started", time.time()))
@@ -514,7 +603,8 @@ def up(options: argparse.Namespace) -> List[str]:
     phases.append(("first status posts", time.time()))
     lines = ["sandbox fleet %r up in %.1f s (%s): API %s, %d nodes, inventory %s" % (
         options.scenario, time.time() - started, phase_text(started, phases), url, len(nodes), os.path.join(directory, "inventory.yml"))]
-    return lines + ["  %-12s expected %-20s %s" % (node["name"], node["expected_verdict"], node["description"]) for node in nodes]
+    return lines + ["  %-12s expected %-20s %-38s %s" % (node["name"], node["expected_verdict"], node["unit"], node["description"])
+                    for node in nodes]
 
 
 def node_rows(fleet: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -534,6 +624,7 @@ def node_rows(fleet: Dict[str, Any]) -> List[Dict[str, Any]]:
             "ready": ready.get("status", "?" if api_error else "absent"), "message": ready.get("message", api_error or ""),
             "unschedulable": bool((api_node.get("spec") or {}).get("unschedulable")),
             "service": service["state"], "restarts": service["restarts"], "pid": service["pid"],
+            "unit": node.get("unit", supervisor.DEFAULT_UNIT), "distribution": node.get("distribution"), "shape": node.get("shape"),
         })
     return rows
 
@@ -545,14 +636,14 @@ def status_lines(directory: str, as_json: bool) -> List[str]:
     if as_json:
         return [json.dumps({"api": dict(fleet["api"], running=api_up), "nodes": rows}, indent=2, sort_keys=True)]
     lines = ["API %s: %s" % (fleet["api"]["url"], "running (pid %d)" % fleet["api"]["pid"] if api_up else "not running"),
-             "%-12s %-8s %-5s %-12s %-8s %-20s %s" % ("NODE", "READY", "CORD", "KUBELET", "RESTARTS", "EXPECTED", "MESSAGE")]
+             "%-12s %-8s %-5s %-38s %-12s %-8s %-20s %s" % ("NODE", "READY", "CORD", "SERVICE", "KUBELET", "RESTARTS", "EXPECTED", "MESSAGE")]
     return lines + [status_line(row) for row in rows]
 
 
 def status_line(row: Dict[str, Any]) -> str:
     cordoned = "yes" if row["unschedulable"] else "no"
-    return "%-12s %-8s %-5s %-12s %-8d %-20s %s" % (
-        row["name"], row["ready"], cordoned, row["service"], row["restarts"], row["expected_verdict"], row["message"][:120])
+    return "%-12s %-8s %-5s %-38s %-12s %-8d %-20s %s" % (
+        row["name"], row["ready"], cordoned, row["unit"], row["service"], row["restarts"], row["expected_verdict"], row["message"][:120])
 
 
 def stop_process(pid: int, timeout: float) -> None:

@@ -21,6 +21,14 @@ Usage::
   exits 0 when active, 3 otherwise (the ``status`` command of the role's ``command`` mode).
 * ``inject``: write (or clear) the stand-in's fault file ``D/faults.json``; it takes effect at the
   next start of the stand-in.
+* ``systemctl VERB [OPTIONS] UNIT...``: the node's ``systemctl`` (what ``fleet.py`` puts on the
+  ``PATH`` of a node run in the role's ``systemd`` service mode): ``start``, ``stop``, ``restart``,
+  ``reset-failed``, ``is-active``, ``status``, ``daemon-reload`` and ``show`` (``--property``/``-p``,
+  ``--value``) for the one unit this node has (``service.json``'s ``unit``: ``kubelet.service``,
+  ``k3s-agent.service``, ...); a unit name gets ``.service`` when it has no unit suffix, as in
+  systemd. Any other unit is not loaded: ``stop``/``start`` fail with systemctl's message and exit
+  code 5 and touch nothing, ``show`` says ``LoadState=not-found``. Every call is appended to
+  ``D/systemctl.log`` (one JSON object a line: ``at``, ``verb``, ``units``, ``rc``).
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 if __package__:
     from ansible_collections.nodeops.numa_drift.tests.sandbox import supervisor
@@ -41,6 +49,11 @@ else:  # run as a script: this directory is on sys.path
 
 SUPERVISOR_SCRIPT = os.path.join(os.path.dirname(os.path.realpath(__file__)), "supervisor.py")
 FAULT_FILE = "faults.json"
+SYSTEMCTL_LOG = "systemctl.log"
+UNIT_SUFFIXES = (".service", ".socket", ".target", ".timer", ".mount", ".automount", ".path", ".slice", ".scope", ".device", ".swap")
+SHOW_PROPERTIES = ("Id", "LoadState", "ActiveState", "SubState", "NRestarts", "MainPID", "ActiveEnterTimestampMonotonic")
+SUB_STATES = {"active": "running", "activating": "auto-restart", "deactivating": "stop-sigterm", "inactive": "dead"}
+NOT_LOADED_EXIT = 5  # systemctl start/stop of a unit that does not exist
 SUPERVISOR_LOG = "supervisor.log"
 START_TIMEOUT = 15.0
 INACTIVE_EXIT = 3
@@ -183,6 +196,108 @@ def inject(node_dir: str, mode: str, message: Optional[str]) -> str:
     return "fault %s set; it applies at the next start" % mode
 
 
+# --------------------------------------------------------------------------- the node's systemctl
+
+
+def unit_name(name: str) -> str:
+    """systemd's name mangling: ``k3s-agent`` -> ``k3s-agent.service``; a name with a unit suffix stays."""
+    return name if name.endswith(UNIT_SUFFIXES) else name + ".service"
+
+
+def node_unit(node_dir: str) -> Optional[str]:
+    try:
+        return supervisor.load_service(node_dir).unit
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def show_properties(unit: str, loaded: bool, status: Dict[str, Any]) -> Dict[str, str]:
+    """``systemctl show`` of a service: the properties the remediate role and the molecule checks read."""
+    state = status["state"] if loaded else "inactive"
+    since = status.get("active_since") if loaded else None
+    return {
+        "Id": unit,
+        "LoadState": "loaded" if loaded else "not-found",
+        "ActiveState": state,
+        "SubState": SUB_STATES.get(state, "dead"),
+        "NRestarts": str(status["restarts"] if loaded else 0),
+        "MainPID": str((status.get("pid") or 0) if loaded else 0),
+        # systemd's is CLOCK_MONOTONIC in microseconds; the start time in microseconds identifies a run just as well.
+        "ActiveEnterTimestampMonotonic": str(int(since * 1e6) if since else 0),
+    }
+
+
+def split_systemctl_args(args: List[str]) -> Tuple[Optional[str], List[str], List[str], bool]:
+    """``(verb, units, properties, value_only)`` of a systemctl command line (options anywhere)."""
+    verb, units, properties, value_only = None, [], [], False
+    words = list(args)
+    while words:
+        word = words.pop(0)
+        if word in ("-p", "--property") and words:
+            properties.extend(words.pop(0).split(","))
+        elif word.startswith("--property="):
+            properties.extend(word[len("--property="):].split(","))
+        elif word == "--value":
+            value_only = True
+        elif word.startswith("-"):
+            continue  # --no-pager, --quiet, --no-block, ...: no effect here
+        elif verb is None:
+            verb = word
+        else:
+            units.append(unit_name(word))
+    return verb, units, properties, value_only
+
+
+def systemctl(node_dir: str, args: List[str]) -> Tuple[int, List[str], List[str]]:
+    """``(exit code, stdout lines, stderr lines)`` of ``systemctl ARGS`` on this node."""
+    verb, units, properties, value_only = split_systemctl_args(args)
+    mine = node_unit(node_dir)
+    if verb == "daemon-reload":
+        return 0, [], []
+    if verb is None or verb not in ("start", "stop", "restart", "reset-failed", "is-active", "status", "show"):
+        return 1, [], ["Unknown command verb '%s'." % verb if verb else "systemctl: a command verb is required"]
+    if not units:
+        return 1, [], ["Too few arguments."]
+    out: List[str] = []
+    err: List[str] = []
+    code = 0
+    for unit in units:
+        loaded = unit == mine
+        if verb in ("start", "stop", "restart", "reset-failed") and not loaded:
+            what = {"start": "start", "stop": "stop", "restart": "restart", "reset-failed": "reset failed state of unit"}[verb]
+            err.append("Failed to %s %s: Unit %s %s." % (what, unit, unit, "not found" if verb in ("start", "restart") else "not loaded"))
+            code = code or (1 if verb == "reset-failed" else NOT_LOADED_EXIT)
+            continue
+        if verb in ("stop", "restart"):
+            stop(node_dir)
+        if verb in ("start", "restart"):
+            start(node_dir)
+        status = current_status(node_dir)
+        if verb == "is-active":
+            out.append(status["state"] if loaded else "inactive")
+            code = code or (0 if loaded and status["active"] else INACTIVE_EXIT)
+        elif verb == "status":
+            if not loaded:
+                err.append("Unit %s could not be found." % unit)
+                code = code or 4
+                continue
+            out.append("%s - kubelet (sandbox stand-in, %s)" % (unit, node_dir))
+            out.append("     Active: %s (%s) restarts=%d" % (status["state"], SUB_STATES.get(status["state"], "dead"), status["restarts"]))
+            out.append("   Main PID: %s" % (status["pid"] or "none"))
+            code = code or (0 if status["active"] else INACTIVE_EXIT)
+        elif verb == "show":
+            shown = show_properties(unit, loaded, status)
+            names = properties or list(SHOW_PROPERTIES)
+            out.extend(shown.get(name, "") if value_only else "%s=%s" % (name, shown.get(name, "")) for name in names)
+    return code, out, err
+
+
+def log_systemctl(node_dir: str, args: List[str], code: int) -> None:
+    verb, units, _properties, _value = split_systemctl_args(args)
+    with open(os.path.join(node_dir, SYSTEMCTL_LOG), "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"at": time.time(), "verb": verb, "units": units, "rc": code}, sort_keys=True) + "\n")
+
+
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="systemctl for a sandbox node's kubelet stand-in")
     parser.add_argument("--node-dir", required=True, help="the node directory (service.json, supervisor.json, logs)")
@@ -192,6 +307,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     injection = commands.add_parser("inject", help="fault injection for the stand-in's next start")
     injection.add_argument("mode", choices=("crash", "not-ready", "clear"))
     injection.add_argument("--message", default=None)
+    manager = commands.add_parser("systemctl", help="the node's systemctl (its one unit)")
+    manager.add_argument("arguments", nargs=argparse.REMAINDER)
     return parser.parse_args(argv)
 
 
@@ -216,6 +333,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     if options.command == "inject":
         print(inject(node_dir, options.mode, options.message))
         return 0
+    if options.command == "systemctl":
+        try:
+            code, out, err = systemctl(node_dir, options.arguments)
+        except (RuntimeError, OSError, ValueError, KeyError) as error:
+            code, out, err = 1, [], ["Job failed: %s" % error]
+        log_systemctl(node_dir, options.arguments, code)
+        for line in out:
+            print(line)
+        for line in err:
+            sys.stderr.write(line + "\n")
+        return code
     status = current_status(node_dir)
     if options.command == "status":
         print(json.dumps(status, sort_keys=True))

@@ -11,10 +11,12 @@ Usage::
 
     {"command": ["python3", "kubelet_standin.py", "--root", "..."], "restart_sec": 1.0,
      "restart_max_sec": 0, "restart_steps": 0, "stop_timeout": 10.0, "max_lifetime": 7200,
-     "log": "kubelet.log", "environment": {}}
+     "log": "kubelet.log", "environment": {}, "unit": "kubelet.service"}
 
 The supervisor starts the command, restarts it ``restart_sec`` after every exit (whatever the
-exit code, like ``Restart=always`` with no start limit) and counts the restarts. With
+exit code, like ``Restart=always`` with no start limit) and counts the restarts. ``unit`` is the
+service's name (``kubelet.service``; ``k3s-agent.service`` on a k3s-shaped node...): the name
+``nodectl.py systemctl`` answers to. With
 ``restart_steps`` and ``restart_max_sec`` (systemd's ``RestartSteps=``/``RestartMaxDelaySec=``) the
 delay grows exponentially from ``restart_sec`` to ``restart_max_sec`` over that many restarts; a
 manual start (``nodectl start``) begins again at ``restart_sec`` with the counter at 0. It keeps its
@@ -50,6 +52,7 @@ POLL_SECONDS = 0.05
 DEFAULT_RESTART_SEC = 1.0
 DEFAULT_STOP_TIMEOUT = 10.0
 DEFAULT_MAX_LIFETIME = 7200.0
+DEFAULT_UNIT = "kubelet.service"
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class ServiceConfig:
     max_lifetime: float = DEFAULT_MAX_LIFETIME
     log: str = "kubelet.log"
     environment: Dict[str, str] = field(default_factory=dict)
+    unit: str = DEFAULT_UNIT
 
 
 def load_service(node_dir: str) -> ServiceConfig:
@@ -76,6 +80,7 @@ def load_service(node_dir: str) -> ServiceConfig:
         max_lifetime=float(document.get("max_lifetime", DEFAULT_MAX_LIFETIME)),
         log=str(document.get("log", "kubelet.log")),
         environment={str(k): str(v) for k, v in (document.get("environment") or {}).items()},
+        unit=str(document.get("unit") or DEFAULT_UNIT),
     )
 
 
