@@ -57,6 +57,7 @@ __all__ = [
     "kubelet_args_of",
     "rancher_kubelet_args",
     "bash_array_words",
+    "k0s_extra_args",
 ]
 
 DISTRIBUTIONS = ("kubeadm", "k3s", "rke2", "k0s", "microk8s", "eks-al2023", "eks-al2", "openshift", "kubespray", "unknown")
@@ -73,6 +74,12 @@ MICROK8S_COMMON = "/var/snap/microk8s/common"
 MICROK8S_SERVICE = "snap.microk8s.daemon-kubelite"
 K0S_UNITS = ("k0sworker", "k0scontroller")
 K0S_DATA_DIR = "/var/lib/k0s"
+# k0s >= v1.32.1 writes kubelet's config to <run dir>/kubelet/config.yaml at every start, the run dir
+# being /run/k0s for root; before, <data dir>/kubelet-config.yaml (k0sproject/k0s
+# pkg/component/worker/kubelet.go Init, pkg/config/cfgvars.go NewCfgVars).
+K0S_RUN_CONFIG = "/run/k0s/kubelet/config.yaml"
+# systemctl enable links a unit into a target's .wants/ or .requires/ under /etc/systemd/system.
+ENABLED_LINK_DIR = "/etc/systemd/system"
 
 
 @dataclass(frozen=True)
@@ -230,12 +237,25 @@ def _load_yaml_file(root: str, node_path: str) -> Tuple[Optional[Dict[str, objec
     return document, None, True
 
 
+def _is_enabled(root: str, unit: str) -> bool:
+    """Whether ``systemctl enable`` linked ``unit`` into some ``<target>.wants/`` or ``.requires/``."""
+    entries, _problem = list_node_dir(root, ENABLED_LINK_DIR)
+    return any(
+        os.path.lexists(under_root(root, node_join(ENABLED_LINK_DIR, entry, unit)))
+        for entry in entries or ()
+        if entry.endswith((".wants", ".requires"))
+    )
+
+
 def _first_service(root: str, names: Sequence[str]) -> Optional[ServiceDefinition]:
-    for name in names:
-        service = load_service(root, name + ".service")
-        if service.found:
-            return service
-    return None
+    """The first of ``names`` that is enabled, else the first that exists.
+
+    RKE2's tarball and rpm install both ``rke2-server`` and ``rke2-agent`` units; only the
+    enabled one runs (docs.rke2.io "Installation Methods": lib holds the server and agent units).
+    """
+    found = [service for service in (load_service(root, name + ".service") for name in names) if service.found]
+    enabled = [service for service in found if _is_enabled(root, service.name)]
+    return (enabled or found or [None])[0]
 
 
 def _command_words(service: Optional[ServiceDefinition]) -> List[Arg]:
@@ -263,24 +283,45 @@ def _microk8s(root: str) -> Optional[KubeletLaunch]:
     )
 
 
+def k0s_extra_args(text: str) -> List[str]:
+    """k0s' ``flags.Split`` then ``StringMap.Merge``: words split at white space (no quoting), each
+    ``--flag=value`` a map key, so a repeated flag keeps only its last value (sorted, as ``ToArgs``)."""
+    flags: Dict[str, str] = {}
+    for word in text.split():
+        name, _equals, value = word.partition("=")
+        flags[name] = value
+    return ["%s=%s" % (name, flags[name]) for name in sorted(flags)]
+
+
+def _k0s_config(root: str, data_dir: str) -> str:
+    """The run-dir config of k0s >= v1.32.1, else the older ``<data dir>/kubelet-config.yaml`` when only it exists."""
+    legacy = node_join(data_dir, "kubelet-config.yaml")
+    if not os.path.exists(under_root(root, K0S_RUN_CONFIG)) and os.path.exists(under_root(root, legacy)):
+        return legacy
+    return K0S_RUN_CONFIG
+
+
 def _k0s(root: str) -> Optional[KubeletLaunch]:
     service = _first_service(root, K0S_UNITS)
     if service is None:
         return None
     words = [arg.value for arg in service.command]
     data_dir = _option_value(words, ("--data-dir",)) or K0S_DATA_DIR
-    args = [
-        Arg("--root-dir=" + node_join(data_dir, "kubelet"), "k0s worker (its data dir %s)" % data_dir),
-        Arg("--config=" + node_join(data_dir, "kubelet-config.yaml"), "k0s worker (its data dir %s)" % data_dir),
-    ]
+    # --kubelet-root-dir (k0s >= v1.32.1) moves kubelet's root dir, default <data dir>/kubelet (cfgvars.go).
+    root_dir = _option_value(words, ("--kubelet-root-dir",)) or node_join(data_dir, "kubelet")
+    origin = "k0s %s (data dir %s)" % (service.name[: -len(".service")], data_dir)
+    args = [Arg("--root-dir=" + node_join(root_dir), origin), Arg("--config=" + _k0s_config(root, data_dir), origin)]
     problems = list(service.problems)
-    origin = "--kubelet-extra-args of " + (service.unit_path or "")
-    for extra in _option_values(words, "--kubelet-extra-args"):
-        split, error = bash_array_words(extra, {})
-        if error:
-            problems.append("%s: --kubelet-extra-args: %s" % (service.unit_path, error))
-        args.extend(Arg(word, origin) for word in split)
+    if service.name == "k0scontroller.service" and not _k0s_controller_runs_kubelet(words):
+        problems.append("%s: k0s controller without --enable-worker or --single runs no kubelet" % service.unit_path)
+    extra = _option_value(words, ("--kubelet-extra-args",))  # a string flag: the last one counts
+    args.extend(Arg(word, "--kubelet-extra-args of " + (service.unit_path or "")) for word in k0s_extra_args(extra or ""))
     return KubeletLaunch("k0s", service.name[: -len(".service")], tuple(args), tuple(_service_sources(service)), tuple(problems))
+
+
+def _k0s_controller_runs_kubelet(words: Sequence[str]) -> bool:
+    """``--enable-worker`` or ``--single`` (which implies it) on ``k0s controller`` (pkg/config/cli.go)."""
+    return any(word in ("--enable-worker", "--enable-worker=true", "--single", "--single=true") for word in words)
 
 
 def _rancher_documents(root: str, config_file: str) -> Tuple[List[Tuple[str, Dict[str, object]]], List[str], List[str]]:
