@@ -56,6 +56,7 @@ __all__ = [
     "discover_kubelet",
     "kubelet_args_of",
     "rancher_kubelet_args",
+    "rancher_flag_only_kubelet_args",
     "bash_array_words",
     "k0s_extra_args",
 ]
@@ -94,6 +95,7 @@ class RancherFlavour:
 
 
 K3S = RancherFlavour("k3s", ("k3s-agent", "k3s"), "/etc/rancher/k3s/config.yaml", "/var/lib/rancher/k3s", "K3S_CONFIG_FILE")
+RANCHER_EVICTION_HARD = "imagefs.available<5%,nodefs.available<5%"
 RKE2 = RancherFlavour("rke2", ("rke2-agent", "rke2-server"), "/etc/rancher/rke2/config.yaml", "/var/lib/rancher/rke2", "RKE2_CONFIG_FILE")
 
 
@@ -200,6 +202,23 @@ def rancher_kubelet_args(
             continue
         args.append(Arg("--%s=%s" % (key, value if equals else "true"), item.origin))
     return args, redirects, problems
+
+
+def rancher_flag_only_kubelet_args(kubelet_args: Sequence[Arg], name: str) -> List[Arg]:
+    """k3s/RKE2 before v1.32 (no managed drop-in dir): ``GetArgs`` over the agent's default flags.
+
+    The defaults include ``--eviction-hard=imagefs.available<5%,nodefs.available<5%`` (no
+    ``memory.available``: kubelet reserves no eviction memory); a user ``eviction-hard`` replaces
+    it; ``config``/``config-dir`` are passed to kubelet as they are (k3s-io/k3s
+    pkg/daemons/agent ``kubeletArgs``; docs.k3s.io "Kubelet configuration": files from v1.32 only).
+    """
+    args = []
+    for item in kubelet_args:
+        key, equals, value = item.value.lstrip("-").partition("=")
+        args.append(Arg("--%s=%s" % (key, value if equals else "true"), item.origin))
+    if not any(arg.value.startswith("--eviction-hard=") for arg in args):
+        args.insert(0, Arg("--eviction-hard=" + RANCHER_EVICTION_HARD, "%s agent (its default flags)" % name))
+    return args
 
 
 def bash_array_words(text: str, variables: Dict[str, str]) -> Tuple[List[str], Optional[str]]:
@@ -336,9 +355,10 @@ def _rancher_documents(root: str, config_file: str) -> Tuple[List[Tuple[str, Dic
     if problem:
         problems.append(problem)
     for entry in entries or ():
-        if not entry.endswith((".yaml", ".yml")):
-            continue
         node_path = node_join(config_file + ".d", entry)
+        # k3s' dotDFiles: regular entries ending in .yaml/.yml, case-insensitively (pkg/configfilearg/parser.go)
+        if not entry.lower().endswith((".yaml", ".yml")) or os.path.isdir(under_root(root, node_path)):
+            continue
         document, problem, _exists = _load_yaml_file(root, node_path)
         if problem:
             problems.append(problem)
@@ -366,8 +386,11 @@ def _rancher(root: str, flavour: RancherFlavour) -> Optional[KubeletLaunch]:
     values, setters = merge_rancher_config(documents, "kubelet-arg")
     user_args = [Arg(value, "kubelet-arg in " + ", ".join(setters)) for value in values]
     user_args += [Arg(value, "--kubelet-arg of " + (service.unit_path or "")) for value in _option_values(words, "--kubelet-arg")]
-    kubelet_args, redirects, arg_problems = rancher_kubelet_args(user_args, managed_dir)
-    args = [Arg("--config-dir=" + managed_dir, "%s agent (its managed drop-in dir)" % flavour.name)] + kubelet_args
+    if os.path.isdir(under_root(root, managed_dir)):
+        kubelet_args, redirects, arg_problems = rancher_kubelet_args(user_args, managed_dir)
+        args = [Arg("--config-dir=" + managed_dir, "%s agent (its managed drop-in dir)" % flavour.name)] + kubelet_args
+    else:  # an agent older than v1.32 never made the managed dir: it passes every setting as a flag
+        args, redirects, arg_problems = rancher_flag_only_kubelet_args(user_args, flavour.name), [], []
     service_name = service.name[: -len(".service")] if service else flavour.units[0]
     return KubeletLaunch(
         flavour.name,

@@ -166,6 +166,37 @@ def test_k3s_config_file_named_in_the_units_environment_file(tmp_path):
     assert_kubelets_verdict(result, "/var/lib/kubelet")
 
 
+def test_k3s_before_v1_32_passes_everything_as_flags(tmp_path):
+    # No managed drop-in dir: the agent passes config= as --config and its default
+    # --eviction-hard=imagefs.available<5%,nodefs.available<5% (no memory.available: no eviction memory).
+    config = dict(STATIC, systemReserved={"memory": "2Gi"})  # Node Allocatable without the 100Mi threshold
+    files = {
+        "/etc/systemd/system/k3s-agent.service": "[Service]\nExecStart=/usr/local/bin/k3s agent\n",
+        "/etc/rancher/k3s/config.yaml": "kubelet-arg:\n  - config=/etc/rancher/k3s/kubelet.yaml\n",
+        "/etc/rancher/k3s/config.yaml.d/50-Numa.YAML": "kubelet-arg+:\n  - v=2\n",
+        "/etc/rancher/k3s/config.yaml.d/60-dir.yaml/README": "a directory k3s skips\n",
+        "/etc/rancher/k3s/kubelet.yaml": yaml_document(**config),
+    }
+    result, settings = probed(tmp_path, files)
+    assert (settings.distribution, settings.config_dir, settings.config_path) == ("k3s", None, "/etc/rancher/k3s/kubelet.yaml")
+    assert settings.eviction_hard_memory is None
+    assert "/etc/rancher/k3s/config.yaml.d/50-Numa.YAML" in settings.sources
+    assert settings.field_sources["eviction_hard"] == "flag --eviction-hard (k3s agent (its default flags))"
+    assert_kubelets_verdict(result, "/var/lib/kubelet")
+
+
+def test_k3s_before_v1_32_a_user_eviction_hard_replaces_the_agents(tmp_path):
+    files = {
+        "/etc/systemd/system/k3s-agent.service": "[Service]\nExecStart=/usr/local/bin/k3s agent\n",
+        "/etc/rancher/k3s/config.yaml": "kubelet-arg:\n  - config=/etc/rancher/k3s/kubelet.yaml\n"
+        "  - eviction-hard=memory.available<100Mi,nodefs.available<5%\n",
+        "/etc/rancher/k3s/kubelet.yaml": yaml_document(**STATIC),
+    }
+    result, settings = probed(tmp_path, files)
+    assert settings.eviction_hard_memory == "100Mi"
+    assert_kubelets_verdict(result, "/var/lib/kubelet")
+
+
 # --------------------------------------------------------------------------- RKE2
 
 
