@@ -350,7 +350,7 @@ def test_eks_al2023_user_flags_and_an_early_nodeadm_drop_in_name(tmp_path):
     files = al2023_files(
         "KUBELET_CONFIG_DROPIN_DIR_ALPHA=on\nNODEADM_KUBELET_ARGS=--node-ip=10.0.0.5 --cloud-provider=external "
         "--config=/etc/kubernetes/kubelet/config.json --config-dir=/etc/kubernetes/kubelet/config.json.d "
-        "--hostname-override=ip-10-0-0-5 --memory-manager-policy=Static\n"
+        "--hostname-override=ip-10-0-0-5 --memory-manager-policy=Static"  # nodeadm writes no final newline (environment.go)
     )
     dropins = "/etc/kubernetes/kubelet/config.json.d"
     files[dropins + "/00-nodeadm.conf"] = json.dumps(
