@@ -169,7 +169,7 @@ def test_k3s_config_file_named_in_the_units_environment_file(tmp_path):
 def test_k3s_before_v1_32_passes_everything_as_flags(tmp_path):
     # No managed drop-in dir: the agent passes config= as --config and its default
     # --eviction-hard=imagefs.available<5%,nodefs.available<5% (no memory.available: no eviction memory).
-    config = dict(STATIC, systemReserved={"memory": "2Gi"})  # Node Allocatable without the 100Mi threshold
+    config = {**STATIC, "systemReserved": {"memory": "2Gi"}}  # Node Allocatable without the 100Mi threshold
     files = {
         "/etc/systemd/system/k3s-agent.service": "[Service]\nExecStart=/usr/local/bin/k3s agent\n",
         "/etc/rancher/k3s/config.yaml": "kubelet-arg:\n  - config=/etc/rancher/k3s/kubelet.yaml\n",
