@@ -56,7 +56,9 @@ __all__ = [
     "discover_kubelet",
     "kubelet_args_of",
     "rancher_kubelet_args",
+    "rancher_flag_only_kubelet_args",
     "bash_array_words",
+    "k0s_extra_args",
 ]
 
 DISTRIBUTIONS = ("kubeadm", "k3s", "rke2", "k0s", "microk8s", "eks-al2023", "eks-al2", "openshift", "kubespray", "unknown")
@@ -73,6 +75,12 @@ MICROK8S_COMMON = "/var/snap/microk8s/common"
 MICROK8S_SERVICE = "snap.microk8s.daemon-kubelite"
 K0S_UNITS = ("k0sworker", "k0scontroller")
 K0S_DATA_DIR = "/var/lib/k0s"
+# k0s >= v1.32.1 writes kubelet's config to <run dir>/kubelet/config.yaml at every start, the run dir
+# being /run/k0s for root; before, <data dir>/kubelet-config.yaml (k0sproject/k0s
+# pkg/component/worker/kubelet.go Init, pkg/config/cfgvars.go NewCfgVars).
+K0S_RUN_CONFIG = "/run/k0s/kubelet/config.yaml"
+# systemctl enable links a unit into a target's .wants/ or .requires/ under /etc/systemd/system.
+ENABLED_LINK_DIR = "/etc/systemd/system"
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,7 @@ class RancherFlavour:
 
 
 K3S = RancherFlavour("k3s", ("k3s-agent", "k3s"), "/etc/rancher/k3s/config.yaml", "/var/lib/rancher/k3s", "K3S_CONFIG_FILE")
+RANCHER_EVICTION_HARD = "imagefs.available<5%,nodefs.available<5%"
 RKE2 = RancherFlavour("rke2", ("rke2-agent", "rke2-server"), "/etc/rancher/rke2/config.yaml", "/var/lib/rancher/rke2", "RKE2_CONFIG_FILE")
 
 
@@ -195,6 +204,23 @@ def rancher_kubelet_args(
     return args, redirects, problems
 
 
+def rancher_flag_only_kubelet_args(kubelet_args: Sequence[Arg], name: str) -> List[Arg]:
+    """k3s/RKE2 before v1.32 (no managed drop-in dir): ``GetArgs`` over the agent's default flags.
+
+    The defaults include ``--eviction-hard=imagefs.available<5%,nodefs.available<5%`` (no
+    ``memory.available``: kubelet reserves no eviction memory); a user ``eviction-hard`` replaces
+    it; ``config``/``config-dir`` are passed to kubelet as they are (k3s-io/k3s
+    pkg/daemons/agent ``kubeletArgs``; docs.k3s.io "Kubelet configuration": files from v1.32 only).
+    """
+    args = []
+    for item in kubelet_args:
+        key, equals, value = item.value.lstrip("-").partition("=")
+        args.append(Arg("--%s=%s" % (key, value if equals else "true"), item.origin))
+    if not any(arg.value.startswith("--eviction-hard=") for arg in args):
+        args.insert(0, Arg("--eviction-hard=" + RANCHER_EVICTION_HARD, "%s agent (its default flags)" % name))
+    return args
+
+
 def bash_array_words(text: str, variables: Dict[str, str]) -> Tuple[List[str], Optional[str]]:
     """``declare -a args="($(cat FILE))"``: comments dropped, variables expanded, quotes removed."""
     def expand(match: "re.Match[str]") -> str:
@@ -230,12 +256,25 @@ def _load_yaml_file(root: str, node_path: str) -> Tuple[Optional[Dict[str, objec
     return document, None, True
 
 
+def _is_enabled(root: str, unit: str) -> bool:
+    """Whether ``systemctl enable`` linked ``unit`` into some ``<target>.wants/`` or ``.requires/``."""
+    entries, _problem = list_node_dir(root, ENABLED_LINK_DIR)
+    return any(
+        os.path.lexists(under_root(root, node_join(ENABLED_LINK_DIR, entry, unit)))
+        for entry in entries or ()
+        if entry.endswith((".wants", ".requires"))
+    )
+
+
 def _first_service(root: str, names: Sequence[str]) -> Optional[ServiceDefinition]:
-    for name in names:
-        service = load_service(root, name + ".service")
-        if service.found:
-            return service
-    return None
+    """The first of ``names`` that is enabled, else the first that exists.
+
+    RKE2's tarball and rpm install both ``rke2-server`` and ``rke2-agent`` units; only the
+    enabled one runs (docs.rke2.io "Installation Methods": lib holds the server and agent units).
+    """
+    found = [service for service in (load_service(root, name + ".service") for name in names) if service.found]
+    enabled = [service for service in found if _is_enabled(root, service.name)]
+    return (enabled or found or [None])[0]
 
 
 def _command_words(service: Optional[ServiceDefinition]) -> List[Arg]:
@@ -263,24 +302,45 @@ def _microk8s(root: str) -> Optional[KubeletLaunch]:
     )
 
 
+def k0s_extra_args(text: str) -> List[str]:
+    """k0s' ``flags.Split`` then ``StringMap.Merge``: words split at white space (no quoting), each
+    ``--flag=value`` a map key, so a repeated flag keeps only its last value (sorted, as ``ToArgs``)."""
+    flags: Dict[str, str] = {}
+    for word in text.split():
+        name, _equals, value = word.partition("=")
+        flags[name] = value
+    return ["%s=%s" % (name, flags[name]) for name in sorted(flags)]
+
+
+def _k0s_config(root: str, data_dir: str) -> str:
+    """The run-dir config of k0s >= v1.32.1, else the older ``<data dir>/kubelet-config.yaml`` when only it exists."""
+    legacy = node_join(data_dir, "kubelet-config.yaml")
+    if not os.path.exists(under_root(root, K0S_RUN_CONFIG)) and os.path.exists(under_root(root, legacy)):
+        return legacy
+    return K0S_RUN_CONFIG
+
+
 def _k0s(root: str) -> Optional[KubeletLaunch]:
     service = _first_service(root, K0S_UNITS)
     if service is None:
         return None
     words = [arg.value for arg in service.command]
     data_dir = _option_value(words, ("--data-dir",)) or K0S_DATA_DIR
-    args = [
-        Arg("--root-dir=" + node_join(data_dir, "kubelet"), "k0s worker (its data dir %s)" % data_dir),
-        Arg("--config=" + node_join(data_dir, "kubelet-config.yaml"), "k0s worker (its data dir %s)" % data_dir),
-    ]
+    # --kubelet-root-dir (k0s >= v1.32.1) moves kubelet's root dir, default <data dir>/kubelet (cfgvars.go).
+    root_dir = _option_value(words, ("--kubelet-root-dir",)) or node_join(data_dir, "kubelet")
+    origin = "k0s %s (data dir %s)" % (service.name[: -len(".service")], data_dir)
+    args = [Arg("--root-dir=" + node_join(root_dir), origin), Arg("--config=" + _k0s_config(root, data_dir), origin)]
     problems = list(service.problems)
-    origin = "--kubelet-extra-args of " + (service.unit_path or "")
-    for extra in _option_values(words, "--kubelet-extra-args"):
-        split, error = bash_array_words(extra, {})
-        if error:
-            problems.append("%s: --kubelet-extra-args: %s" % (service.unit_path, error))
-        args.extend(Arg(word, origin) for word in split)
+    if service.name == "k0scontroller.service" and not _k0s_controller_runs_kubelet(words):
+        problems.append("%s: k0s controller without --enable-worker or --single runs no kubelet" % service.unit_path)
+    extra = _option_value(words, ("--kubelet-extra-args",))  # a string flag: the last one counts
+    args.extend(Arg(word, "--kubelet-extra-args of " + (service.unit_path or "")) for word in k0s_extra_args(extra or ""))
     return KubeletLaunch("k0s", service.name[: -len(".service")], tuple(args), tuple(_service_sources(service)), tuple(problems))
+
+
+def _k0s_controller_runs_kubelet(words: Sequence[str]) -> bool:
+    """``--enable-worker`` or ``--single`` (which implies it) on ``k0s controller`` (pkg/config/cli.go)."""
+    return any(word in ("--enable-worker", "--enable-worker=true", "--single", "--single=true") for word in words)
 
 
 def _rancher_documents(root: str, config_file: str) -> Tuple[List[Tuple[str, Dict[str, object]]], List[str], List[str]]:
@@ -295,9 +355,10 @@ def _rancher_documents(root: str, config_file: str) -> Tuple[List[Tuple[str, Dic
     if problem:
         problems.append(problem)
     for entry in entries or ():
-        if not entry.endswith((".yaml", ".yml")):
-            continue
         node_path = node_join(config_file + ".d", entry)
+        # k3s' dotDFiles: regular entries ending in .yaml/.yml, case-insensitively (pkg/configfilearg/parser.go)
+        if not entry.lower().endswith((".yaml", ".yml")) or os.path.isdir(under_root(root, node_path)):
+            continue
         document, problem, _exists = _load_yaml_file(root, node_path)
         if problem:
             problems.append(problem)
@@ -325,8 +386,11 @@ def _rancher(root: str, flavour: RancherFlavour) -> Optional[KubeletLaunch]:
     values, setters = merge_rancher_config(documents, "kubelet-arg")
     user_args = [Arg(value, "kubelet-arg in " + ", ".join(setters)) for value in values]
     user_args += [Arg(value, "--kubelet-arg of " + (service.unit_path or "")) for value in _option_values(words, "--kubelet-arg")]
-    kubelet_args, redirects, arg_problems = rancher_kubelet_args(user_args, managed_dir)
-    args = [Arg("--config-dir=" + managed_dir, "%s agent (its managed drop-in dir)" % flavour.name)] + kubelet_args
+    if os.path.isdir(under_root(root, managed_dir)):
+        kubelet_args, redirects, arg_problems = rancher_kubelet_args(user_args, managed_dir)
+        args = [Arg("--config-dir=" + managed_dir, "%s agent (its managed drop-in dir)" % flavour.name)] + kubelet_args
+    else:  # an agent older than v1.32 never made the managed dir: it passes every setting as a flag
+        args, redirects, arg_problems = rancher_flag_only_kubelet_args(user_args, flavour.name), [], []
     service_name = service.name[: -len(".service")] if service else flavour.units[0]
     return KubeletLaunch(
         flavour.name,

@@ -45,6 +45,7 @@ __all__ = [
     "split_words",
     "parse_environment_assignments",
     "parse_env_file",
+    "expand_specifiers",
     "expand_command",
     "find_unit",
     "find_dropins",
@@ -319,11 +320,20 @@ def _origin(base: str, used: Sequence[str], environment: Dict[str, Arg]) -> str:
     return base + ("" if not sources else " (" + ", ".join(sources) + ")")
 
 
+def expand_specifiers(text: str, unit_name: str) -> str:
+    """``%n`` (full unit name), ``%N`` (without the type suffix) and ``%%`` (systemd.unit(5) "Specifiers").
+
+    Other specifiers are kept as written. k3s' and RKE2's units name ``EnvironmentFile=-/etc/default/%N``.
+    """
+    values = {"n": unit_name, "N": unit_name.rsplit(".", 1)[0], "%": "%"}
+    return re.sub(r"%([nN%])", lambda match: values[match.group(1)], text)
+
+
 def expand_command(words: Sequence[str], environment: Dict[str, Arg], origin: str, unit_name: str = "") -> List[Arg]:
     """systemd's variable and specifier expansion of ``ExecStart=`` words (systemd.service(5))."""
     result = []
     for word in words:
-        word = word.replace("%n", unit_name).replace("%N", unit_name.rsplit(".", 1)[0]).replace("%%", "%")
+        word = expand_specifiers(word, unit_name)
         whole = re.match(r"^\$([A-Za-z_][A-Za-z0-9_]*)$", word)
         if whole:
             found = environment.get(whole.group(1))
@@ -366,7 +376,8 @@ def find_dropins(root: str, name: str) -> Tuple[List[str], List[str]]:
 
 
 class _ServiceBuilder:
-    def __init__(self) -> None:
+    def __init__(self, unit_name: str = "") -> None:
+        self.unit_name = unit_name
         self.exec_start: Optional[Tuple[List[str], str]] = None
         self.environment: List[Tuple[str, str, str]] = []
         self.env_files: List[Tuple[str, str]] = []
@@ -384,7 +395,8 @@ class _ServiceBuilder:
             elif key == "Environment":
                 self._environment(value, where)
             elif key == "EnvironmentFile":
-                self.env_files = [] if not value else self.env_files + [(value, where)]
+                # systemd resolves specifiers in the path (EnvironmentFile=-/etc/default/%N of k3s and RKE2).
+                self.env_files = [] if not value else self.env_files + [(expand_specifiers(value, self.unit_name), where)]
 
     def _exec_start(self, value: str, where: str) -> None:
         if not value:
@@ -430,7 +442,7 @@ def load_service(root: str, name: str) -> ServiceDefinition:
     if unit_path is None:
         return ServiceDefinition(name, None, (), (), {}, (), tuple(problems))
     dropins, problems = find_dropins(root, name)
-    builder = _ServiceBuilder()
+    builder = _ServiceBuilder(name)
     builder.problems.extend(problems)
     for node_path in [unit_path] + dropins:
         text, problem, _exists = read_node_text(root, node_path)
