@@ -19,8 +19,8 @@ way the wrapper does (facts and citations: shared/notes/kubelet-layouts.md, docs
   ``ExecStart`` as systemd expands it (:mod:`_systemd`), the distribution told by its files;
 * no unit and no wrapper: kubeadm's environment files and ``/var/lib/kubelet/config.yaml``.
 
-:func:`discover_kubelet` is the entry point; it only reads. Stdlib only (PyYAML for the k3s
-and RKE2 config files when importable), Python >= 3.9.
+:func:`discover_kubelet` is the entry point; it only reads. Stdlib only (the k3s and RKE2
+config files through :mod:`_yaml`), Python >= 3.9.
 """
 
 from __future__ import annotations
@@ -44,11 +44,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import
     load_service,
     parse_env_file,
 )
-
-try:
-    import yaml
-except ImportError:  # pragma: no cover - depends on the node
-    yaml = None
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -65,7 +61,6 @@ KUBEADM_FLAGS_FILE = "/var/lib/kubelet/kubeadm-flags.env"
 EXTRA_ARGS_FILES = ("/etc/default/kubelet", "/etc/sysconfig/kubelet")
 # kubeadm's drop-in: ExecStart=... $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS (later wins).
 FLAG_VARIABLES = ("KUBELET_KUBEADM_ARGS", "KUBELET_EXTRA_ARGS")
-PYYAML_MISSING = "PyYAML is not installed on this node: install python3-yaml or pass the kubelet options explicitly"
 
 MICROK8S_SNAP = "/snap/microk8s/current"
 MICROK8S_DATA = "/var/snap/microk8s/current"
@@ -217,16 +212,9 @@ def _load_yaml_file(root: str, node_path: str) -> Tuple[Optional[Dict[str, objec
     text, problem, exists = read_node_text(root, node_path)
     if text is None:
         return None, problem, exists
-    if yaml is None:
-        return None, "%s: %s" % (node_path, PYYAML_MISSING), True
-    try:
-        document = yaml.safe_load(text)
-    except (yaml.YAMLError, ValueError, RecursionError) as error:
-        return None, "%s: not valid YAML: %s" % (node_path, " ".join(str(error).split())[:300]), True
-    if document is None:
-        return {}, None, True
-    if not isinstance(document, dict):
-        return None, "%s: the document is a %s, not a mapping" % (node_path, type(document).__name__), True
+    document, problem = load_mapping(text)
+    if problem:
+        return None, "%s: %s" % (node_path, problem), True
     return document, None, True
 
 

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kubelet's memory-manager settings: the data model and the parsers of their values.
 
-Pure functions, stdlib only (PyYAML when importable), Python >= 3.9, no Ansible imports.
+Pure functions, stdlib only, Python >= 3.9, no Ansible imports.
 Nothing here raises on bad input: malformed values and hostile quantities become problem
 strings. Where the settings are found and how kubelet merges them is :mod:`_kubelet_config`
 (with :mod:`_distributions` and :mod:`_systemd`); kubelet's start-up checks of them are
@@ -29,11 +29,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity impor
     parse_quantity,
     to_byte_quantity,
 )
-
-try:
-    import yaml
-except ImportError:  # pragma: no cover - depends on the node
-    yaml = None
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping
 
 __all__ = [
     "POLICY_NONE",
@@ -43,7 +39,6 @@ __all__ = [
     "DEFAULT_EVICTION_HARD_MEMORY",
     "DRIFT_TOLERANCE_GATE",
     "DRIFT_TOLERANCE_OPTION",
-    "PYYAML_MISSING",
     "MemoryReservation",
     "KubeletFlags",
     "KubeletSettings",
@@ -76,10 +71,6 @@ MEMORY_AVAILABLE = "memory.available"
 # KEP-6232 (kubernetes#140473, #142121): the gate and the memory manager policy option.
 DRIFT_TOLERANCE_GATE = "MemoryManagerDriftTolerance"
 DRIFT_TOLERANCE_OPTION = "memory-drift-tolerance"
-
-PYYAML_MISSING = (
-    "PyYAML is not installed on this node: install python3-yaml or pass policy and reserved_memory explicitly"
-)
 
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 _VALUE_FLAGS = (
@@ -438,17 +429,14 @@ def split_args(text: str) -> Tuple[List[str], List[str]]:
 
 
 def parse_kubelet_config(text: str, require_kind: bool = False) -> Tuple[Optional[Dict[str, Any]], List[str]]:
-    """A KubeletConfiguration document (JSON, else YAML through PyYAML) as a mapping, or problems."""
+    """A KubeletConfiguration document (JSON, else YAML as sigs.k8s.io/yaml reads it) as a mapping, or problems."""
     text = text.lstrip("\ufeff")
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):
-        if yaml is None:
-            return None, [PYYAML_MISSING]
-        try:
-            document = yaml.safe_load(text)
-        except (yaml.YAMLError, ValueError, RecursionError) as error:
-            return None, ["not valid YAML: %s" % " ".join(str(error).split())[:300]]
+        document, problem = load_mapping(text, "KubeletConfiguration mapping")
+        if problem:
+            return None, [problem]
     if document is None:
         return {}, []
     if not isinstance(document, dict):

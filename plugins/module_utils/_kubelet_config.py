@@ -18,7 +18,7 @@ Kubelet's ``NewKubeletCommand`` (cmd/kubelet/app/server.go; kubelet-layouts.md s
 Explicit options of the operator win over everything and are reported as such. The command
 line comes from :func:`_distributions.discover_kubelet` unless ``flags`` are given.
 :func:`load_kubelet_settings` is the entry point; the merge functions are pure.
-Stdlib only (PyYAML when importable), Python >= 3.9.
+Stdlib only (YAML through :mod:`_yaml`), Python >= 3.9.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import node_join, read_node_text, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import ByteQuantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import Arg
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import SUBSET_NOTE
 
 __all__ = [
     "MAP_FIELDS",
@@ -312,6 +313,11 @@ def _explicit_args(flags: object) -> Tuple[List[Arg], List[str]]:
     return [Arg(word, "option kubelet_flags") for word in words], problems
 
 
+def _fatal(problem: str) -> str:
+    # A file outside the probe's YAML subset may be one kubelet reads well: say only what is known.
+    return problem if SUBSET_NOTE in problem else problem + " (kubelet would not start)"
+
+
 def _config_file_layers(
     root: str, config_path: Optional[str], named: bool
 ) -> Tuple[ConfigLayers, Optional[str], List[str], bool]:
@@ -323,7 +329,7 @@ def _config_file_layers(
         missing = problem is not None and problem.endswith("does not exist")
         if missing and not named:
             return kubelet_defaults(), None, [], False
-        return kubelet_defaults(), None, ["kubelet --config: %s (kubelet would not start)" % problem], False
+        return kubelet_defaults(), None, [_fatal("kubelet --config: %s" % problem)], False
     return defaulted_config_file(document, config_path), config_path, [], True
 
 
@@ -384,7 +390,7 @@ def load_kubelet_settings(
         for shown, source in files:
             document, problem = _load_document(root, source, require_kind=True)
             if document is None:
-                config_problems.append("kubelet --config-dir drop-in %s (kubelet would not start)" % problem)
+                config_problems.append(_fatal("kubelet --config-dir drop-in %s" % problem))
                 continue
             merge_dropin(layers, document, shown if shown == source else "%s (from %s)" % (shown, source))
             dropins.append(shown)
