@@ -29,7 +29,6 @@ import os
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import (
@@ -38,6 +37,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import (
     read_node_text,
     under_root,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import (
     Arg,
     ServiceDefinition,
@@ -70,8 +70,7 @@ K0S_UNITS = ("k0sworker", "k0scontroller")
 K0S_DATA_DIR = "/var/lib/k0s"
 
 
-@dataclass(frozen=True)
-class RancherFlavour:
+class RancherFlavour(Record, frozen=True):
     """What differs between k3s and RKE2 (same agent code)."""
 
     name: str
@@ -85,8 +84,7 @@ K3S = RancherFlavour("k3s", ("k3s-agent", "k3s"), "/etc/rancher/k3s/config.yaml"
 RKE2 = RancherFlavour("rke2", ("rke2-agent", "rke2-server"), "/etc/rancher/rke2/config.yaml", "/var/lib/rancher/rke2", "RKE2_CONFIG_FILE")
 
 
-@dataclass(frozen=True)
-class KubeletLaunch:
+class KubeletLaunch(Record, frozen=True):
     """How kubelet is started on the node.
 
     ``args``: kubelet's command line after the program name, each word with its origin.
@@ -104,7 +102,7 @@ class KubeletLaunch:
     dropin_redirects: Tuple[Tuple[str, str], ...] = ()
     default_config: Optional[str] = None
     found: bool = True
-    notes: Tuple[str, ...] = field(default=())
+    notes: Tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- pure helpers

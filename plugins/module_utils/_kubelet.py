@@ -20,7 +20,6 @@ import json
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import (
@@ -29,6 +28,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity impor
     parse_quantity,
     to_byte_quantity,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping
 
 __all__ = [
@@ -111,16 +111,14 @@ def is_memory_resource(name: str) -> bool:
 # --------------------------------------------------------------------------- data
 
 
-@dataclass(frozen=True)
-class MemoryReservation:
+class MemoryReservation(Record, frozen=True):
     """One ``reservedMemory`` entry: a NUMA node and its limits, in the order given."""
 
     numa_node: int
     limits: Tuple[Tuple[str, ByteQuantity], ...]
 
 
-@dataclass(frozen=True)
-class KubeletFlags:
+class KubeletFlags(Record, frozen=True):
     """What a kubelet command line sets; ``None`` means the flag was not given.
 
     ``origins`` maps a flag name (``system-reserved``) to where its last occurrence came from.
@@ -135,12 +133,11 @@ class KubeletFlags:
     kube_reserved: Optional[Dict[str, str]] = None
     eviction_hard: Optional[Dict[str, str]] = None
     feature_gates: Optional[Dict[str, bool]] = None
-    origins: Dict[str, str] = field(default_factory=dict)
+    origins: Dict[str, str] = factory(dict)
     problems: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class KubeletSettings:
+class KubeletSettings(Record, frozen=True):
     """Kubelet's effective memory-manager settings, where they came from, and how kubelet runs.
 
     ``field_sources``: field -> the file, flag or option that set it (``default`` when none).
@@ -158,7 +155,7 @@ class KubeletSettings:
     eviction_hard_memory: Optional[str]
     root_dir: str
     config_path: Optional[str]
-    field_sources: Dict[str, str] = field(default_factory=dict)
+    field_sources: Dict[str, str] = factory(dict)
     sources: Tuple[str, ...] = ()
     problems: Tuple[str, ...] = ()
     distribution: str = "unknown"

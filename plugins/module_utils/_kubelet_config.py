@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._distributions import KubeletLaunch, discover_kubelet
@@ -51,6 +50,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import node_join, read_node_text, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import ByteQuantity
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import Arg
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import SUBSET_NOTE
 
@@ -79,12 +79,11 @@ DEFAULT_EVICTION_HARD = {
 DEFAULT = "default"
 
 
-@dataclass
-class ConfigLayers:
+class ConfigLayers(Record):
     """The merged fields and, per field (and per ``field.key`` of maps), the layer that set it."""
 
-    document: Dict[str, Any] = field(default_factory=dict)
-    sources: Dict[str, str] = field(default_factory=dict)
+    document: Dict[str, Any] = factory(dict)
+    sources: Dict[str, str] = factory(dict)
 
     def set_whole(self, key: str, value: Any, source: str) -> None:
         self.document[key] = value
@@ -203,17 +202,16 @@ def _load_document(root: str, node_path: str, require_kind: bool) -> Tuple[Optio
 # --------------------------------------------------------------------------- from layers to settings
 
 
-@dataclass
-class _Builder:
+class _Builder(Record):
     """Scratch state of :func:`load_kubelet_settings`; frozen into ``KubeletSettings`` at the end."""
 
     policy: str = POLICY_NONE
     entries: Tuple[MemoryReservation, ...] = ()
-    system_reserved: Dict[str, ByteQuantity] = field(default_factory=dict)
-    kube_reserved: Dict[str, ByteQuantity] = field(default_factory=dict)
+    system_reserved: Dict[str, ByteQuantity] = factory(dict)
+    kube_reserved: Dict[str, ByteQuantity] = factory(dict)
     eviction_hard_memory: Optional[str] = DEFAULT_EVICTION_HARD_MEMORY
-    field_sources: Dict[str, str] = field(default_factory=dict)
-    problems: List[str] = field(default_factory=list)
+    field_sources: Dict[str, str] = factory(dict)
+    problems: List[str] = factory(list)
 
 
 def _memory_keys(value: object) -> List[str]:

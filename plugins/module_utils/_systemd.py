@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import (
@@ -36,6 +35,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import (
     read_node_text,
     under_root,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
 
 __all__ = [
     "UNIT_DIRS",
@@ -67,16 +67,14 @@ _C_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", 
               "\\": "\\", '"': '"', "'": "'", " ": " "}
 
 
-@dataclass(frozen=True)
-class Arg:
+class Arg(Record, frozen=True):
     """One word of a command line and where it came from (for reports)."""
 
     value: str
     origin: str
 
 
-@dataclass(frozen=True)
-class ServiceDefinition:
+class ServiceDefinition(Record, frozen=True):
     """A service's unit, drop-ins, command and environment, as systemd would run it."""
 
     name: str
