@@ -42,7 +42,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import
     Arg,
     ServiceDefinition,
     load_service,
-    parse_env_file,
+    read_env_file,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping
 
@@ -374,13 +374,12 @@ def _kubeadm_without_unit(root: str) -> KubeletLaunch:
     problems: List[str] = []
     variables: Dict[str, Arg] = {}
     for node_path in (KUBEADM_FLAGS_FILE,) + EXTRA_ARGS_FILES:
-        text, problem, exists = read_node_text(root, node_path)
-        if text is None:
-            if exists:
-                problems.append(problem)
+        found, file_problems, exists = read_env_file(root, node_path)
+        if found is None and not exists:
             continue
-        found, file_problems = parse_env_file(text)
-        problems.extend("%s: %s" % (node_path, item) for item in file_problems)
+        problems.extend(file_problems)
+        if found is None:
+            continue
         names = [name for name in FLAG_VARIABLES if name in found]
         if names:
             sources.append(node_path)

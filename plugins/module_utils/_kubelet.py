@@ -292,48 +292,39 @@ def parse_reserved_memory_override(value: object) -> Tuple[Tuple[MemoryReservati
     return tuple(sorted(entries, key=lambda entry: entry.numa_node)), problems
 
 
-def parse_key_value_flag(value: str) -> Dict[str, str]:
-    """``--system-reserved memory=1Gi,cpu=500m`` (``cliflag.MapStringString``)."""
-    result = {}
+def _pairs(value: str, separator: str, trim_pair: bool, missing: str) -> Iterable[Tuple[str, str]]:
+    """The ``key<separator>value`` pairs of a comma-separated map flag, as component-base's
+    cliflag map types split them (``missing % {"key": key}``: the error of a pair without separator)."""
     for pair in value.split(","):
-        pair = pair.strip()
+        if trim_pair:
+            pair = pair.strip()
         if not pair:
             continue
-        key, equals, item = pair.partition("=")
-        if not equals:
-            raise ValueError("malformed pair, expect string=string")
-        result[key.strip()] = item.strip()
-    return result
+        key, found, item = pair.partition(separator)
+        if not found:
+            raise ValueError(missing % {"key": key})
+        yield key.strip(), item.strip()
+
+
+def parse_key_value_flag(value: str) -> Dict[str, str]:
+    """``--system-reserved memory=1Gi,cpu=500m`` (``cliflag.MapStringString``)."""
+    return dict(_pairs(value, "=", True, "malformed pair, expect string=string"))
 
 
 def parse_eviction_hard_flag(value: str) -> Dict[str, str]:
-    """``--eviction-hard memory.available<100Mi,nodefs.available<10%`` (``LangleSeparatedMapStringString``)."""
-    result = {}
-    for pair in value.split(","):
-        if not pair:
-            continue
-        key, angle, item = pair.partition("<")
-        if not angle:
-            raise ValueError("malformed pair, expect string<string")
-        result[key.strip()] = item.strip()
-    return result
+    """``--eviction-hard memory.available<100Mi,nodefs.available<10%`` (``LangleSeparatedMapStringString``:
+    pairs are not trimmed before the empty check)."""
+    return dict(_pairs(value, "<", False, "malformed pair, expect string<string"))
 
 
 def parse_feature_gates_flag(value: str) -> Dict[str, bool]:
     """``--feature-gates A=true,B=false`` (``cliflag.MapStringBool``)."""
     result = {}
-    for pair in value.split(","):
-        pair = pair.strip()
-        if not pair:
-            continue
-        key, equals, item = pair.partition("=")
-        if not equals:
-            raise ValueError("missing bool value for %s" % key)
-        lowered = item.strip().lower()
+    for key, item in _pairs(value, "=", True, "missing bool value for %(key)s"):
+        lowered = item.lower()
         if lowered not in ("1", "t", "true", "0", "f", "false"):
-            raise ValueError("invalid value of %s: %s, err: strconv.ParseBool: parsing %s: invalid syntax"
-                             % (key.strip(), item.strip(), go_quote(item.strip())))
-        result[key.strip()] = lowered in ("1", "t", "true")
+            raise ValueError("invalid value of %s: %s, err: strconv.ParseBool: parsing %s: invalid syntax" % (key, item, go_quote(item)))
+        result[key] = lowered in ("1", "t", "true")
     return result
 
 
