@@ -256,16 +256,25 @@ class _Reader:
             return self._sequence(indent)  # "key:\n- a": a sequence at its key's indentation
         return None
 
+    def _entry(self, indent: int, what: str) -> Optional[str]:
+        """The current line's text from ``indent`` when it continues a block at ``indent``
+        (``None`` when the block ended: no more lines, or a line indented less)."""
+        if self.index >= len(self.lines):
+            return None
+        current = self._indent_at(self.index)
+        if current < indent:
+            return None
+        if current > indent:
+            raise YamlError(self.index + 1, "bad indentation of a %s entry" % what)
+        return self.lines[self.index][indent:]
+
     def _mapping(self, indent: int) -> Dict[str, Any]:
         result: Dict[str, Any] = {}
-        while self.index < len(self.lines):
-            current = self._indent_at(self.index)
-            if current < indent:
+        while True:
+            content = self._entry(indent, "mapping")
+            if content is None:
                 break
             number = self.index + 1
-            if current > indent:
-                raise YamlError(number, "bad indentation of a mapping entry")
-            content = self.lines[self.index][indent:]
             split = None if _is_entry(content) else self._split_key(content, number)
             if split is None:
                 raise YamlError(number, "expected 'key: value' in a mapping")
@@ -282,15 +291,9 @@ class _Reader:
 
     def _sequence(self, indent: int) -> List[Any]:
         result: List[Any] = []
-        while self.index < len(self.lines):
-            current = self._indent_at(self.index)
-            if current < indent:
-                break
-            number = self.index + 1
-            if current > indent:
-                raise YamlError(number, "bad indentation of a sequence entry")
-            content = self.lines[self.index][indent:]
-            if not _is_entry(content):
+        while True:
+            content = self._entry(indent, "sequence")
+            if content is None or not _is_entry(content):
                 break  # the mapping this sequence is the value of goes on
             rest = content[1:]
             body = rest.lstrip(" ")
