@@ -61,6 +61,8 @@ _TEMP_SUFFIX = ".tmp"
 _OUR_TEMP = re.compile(r"^\..+" + re.escape(TEMP_MARK) + r"[a-z0-9_]+" + re.escape(_TEMP_SUFFIX) + r"$")
 _BACKUP = re.compile(r"^(.+)\.[0-9]{8}T[0-9]{6}Z\.([a-z-]+)(?:\.[0-9]+)?$")
 _KUBELET_NAMES = ("kubelet", "k3s", "k3s-agent", "k3s-server", "rke2", "k0s", "kubelite")
+
+
 class WriteError(OSError):
     """A write through :func:`atomic_write` failed; ``replaced`` says whether ``path`` was already renamed over."""
 

@@ -91,7 +91,6 @@ def test_describe_bytes(num_bytes, text):
     assert describe_bytes(num_bytes) == text
 
 
-
 @pytest.mark.parametrize(
     "text, expected",
     [("9" * 40 + "e-99999999999", 1), ("0e99999999999", 0), ("1e-100", 1), ("1e19", 10 ** 19), ("18e18", 18 * 10 ** 18)],
