@@ -9,7 +9,6 @@ import os
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _kubelet
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import (
     KubeletSettings,
     MemoryReservation,
