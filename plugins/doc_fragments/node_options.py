@@ -27,7 +27,9 @@ options:
       - Path on the node of kubelet's C(KubeletConfiguration) file (C(--config), YAML or JSON).
       - When not set, the C(--config) of kubelet's command line is used; on a node with no kubelet unit and no
         distribution wrapper, C(<kubelet_root_dir>/config.yaml) (kubeadm's place).
-      - YAML needs PyYAML on the node; without it, pass I(policy) and I(reserved_memory), or use a JSON file.
+      - YAML is read by the collection's own reader (no PyYAML needed) as kubelet reads it (YAML 1.1 booleans such as C(yes) and C(on)).
+      - Anchors, tags, block scalars, multi-line strings and several documents are refused naming the file and line
+        (verdict C(kubelet_config_unknown)); pass I(policy) and I(reserved_memory), or use a JSON file.
     type: path
   kubelet_config_dir:
     description:

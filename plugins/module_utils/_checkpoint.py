@@ -5,7 +5,7 @@
 
 Spec references are to ``spec/kubelet-memory-manager.md``:
 
-* the data model (section 2) as plain dataclasses, ``None`` standing for Go's nil;
+* the data model (section 2) as plain records (:mod:`_record`), ``None`` standing for Go's nil;
 * decoding with Go ``encoding/json`` semantics (4.5) into each era's struct (2.7);
 * the checksum variants (4.2-4.8) and the four era readers with their fallbacks (3.5);
 * layout detection (3.1), the layout a repair may write (3.6), and the inputs a repair
@@ -15,7 +15,6 @@ Spec references are to ``spec/kubelet-memory-manager.md``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._gojson import (
@@ -35,6 +34,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._gospew import 
     GoValue,
     deep_hash,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory, replace
 
 __all__ = [
     "CHECKPOINT_FILE_NAME",
@@ -90,8 +90,7 @@ POD_ENTRY_KEYS = ("memoryBlocks",)
 # --- Data model (spec 2) -------------------------------------------------------------
 
 
-@dataclass
-class MemoryTable:
+class MemoryTable(Record):
     total: int = 0
     system_reserved: int = 0
     allocatable: int = 0
@@ -99,22 +98,19 @@ class MemoryTable:
     free: int = 0
 
 
-@dataclass
-class NodeState:
+class NodeState(Record):
     number_of_assignments: int = 0
     memory_map: Optional[Dict[str, Optional[MemoryTable]]] = None
     cells: Optional[List[int]] = None
 
 
-@dataclass
-class Block:
+class Block(Record):
     numa_affinity: Optional[List[int]] = None
     type: str = ""
     size: int = 0
 
 
-@dataclass
-class PodEntry:
+class PodEntry(Record):
     memory_blocks: Optional[List[Block]] = None
 
 
@@ -124,14 +120,13 @@ Entries = Dict[str, Optional[ContainerBlocks]]
 PodEntries = Dict[str, PodEntry]
 
 
-@dataclass
-class CheckpointFields:
+class CheckpointFields(Record):
     """The union of every era's fields; the constructor's empty maps are the defaults (2.7)."""
 
     policy_name: str = ""
-    machine_state: Optional[NodeMap] = field(default_factory=dict)
-    entries: Optional[Entries] = field(default_factory=dict)
-    pod_entries: Optional[PodEntries] = field(default_factory=dict)
+    machine_state: Optional[NodeMap] = factory(dict)
+    entries: Optional[Entries] = factory(dict)
+    pod_entries: Optional[PodEntries] = factory(dict)
     checksum: int = 0
     data: str = ""
     data_checksum: int = 0
@@ -380,8 +375,7 @@ def data_checksum(data: str) -> int:
 # --- The era readers (spec 3.5) -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class EraResult:
+class EraResult(Record, frozen=True):
     accepted: bool
     via: Optional[str]  # which variant loaded: legacy, v1-name, zero, v2, v3
     error: Optional[str]
@@ -487,8 +481,7 @@ def read_as_era(document: Any, era: str) -> EraResult:
 # --- Layout, content and what a repair may do (spec 3.1, 3.6, 4.5 [R]) -----------------
 
 
-@dataclass(frozen=True)
-class CheckpointReport:
+class CheckpointReport(Record, frozen=True):
     """Everything a probe needs to know about one checkpoint file."""
 
     size: int

@@ -19,8 +19,8 @@ way the wrapper does (facts and citations: shared/notes/kubelet-layouts.md, docs
   ``ExecStart`` as systemd expands it (:mod:`_systemd`), the distribution told by its files;
 * no unit and no wrapper: kubeadm's environment files and ``/var/lib/kubelet/config.yaml``.
 
-:func:`discover_kubelet` is the entry point; it only reads. Stdlib only (PyYAML for the k3s
-and RKE2 config files when importable), Python >= 3.9.
+:func:`discover_kubelet` is the entry point; it only reads. Stdlib only (the k3s and RKE2
+config files through :mod:`_yaml`), Python >= 3.9.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import os
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import (
@@ -38,17 +37,14 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import (
     read_node_text,
     under_root,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import (
     Arg,
     ServiceDefinition,
     load_service,
-    parse_env_file,
+    read_env_file,
 )
-
-try:
-    import yaml
-except ImportError:  # pragma: no cover - depends on the node
-    yaml = None
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -67,7 +63,6 @@ KUBEADM_FLAGS_FILE = "/var/lib/kubelet/kubeadm-flags.env"
 EXTRA_ARGS_FILES = ("/etc/default/kubelet", "/etc/sysconfig/kubelet")
 # kubeadm's drop-in: ExecStart=... $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS (later wins).
 FLAG_VARIABLES = ("KUBELET_KUBEADM_ARGS", "KUBELET_EXTRA_ARGS")
-PYYAML_MISSING = "PyYAML is not installed on this node: install python3-yaml or pass the kubelet options explicitly"
 
 MICROK8S_SNAP = "/snap/microk8s/current"
 MICROK8S_DATA = "/var/snap/microk8s/current"
@@ -83,8 +78,7 @@ K0S_RUN_CONFIG = "/run/k0s/kubelet/config.yaml"
 ENABLED_LINK_DIR = "/etc/systemd/system"
 
 
-@dataclass(frozen=True)
-class RancherFlavour:
+class RancherFlavour(Record, frozen=True):
     """What differs between k3s and RKE2 (same agent code)."""
 
     name: str
@@ -99,8 +93,7 @@ RANCHER_EVICTION_HARD = "imagefs.available<5%,nodefs.available<5%"
 RKE2 = RancherFlavour("rke2", ("rke2-agent", "rke2-server"), "/etc/rancher/rke2/config.yaml", "/var/lib/rancher/rke2", "RKE2_CONFIG_FILE")
 
 
-@dataclass(frozen=True)
-class KubeletLaunch:
+class KubeletLaunch(Record, frozen=True):
     """How kubelet is started on the node.
 
     ``args``: kubelet's command line after the program name, each word with its origin.
@@ -118,7 +111,7 @@ class KubeletLaunch:
     dropin_redirects: Tuple[Tuple[str, str], ...] = ()
     default_config: Optional[str] = None
     found: bool = True
-    notes: Tuple[str, ...] = field(default=())
+    notes: Tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -243,16 +236,9 @@ def _load_yaml_file(root: str, node_path: str) -> Tuple[Optional[Dict[str, objec
     text, problem, exists = read_node_text(root, node_path)
     if text is None:
         return None, problem, exists
-    if yaml is None:
-        return None, "%s: %s" % (node_path, PYYAML_MISSING), True
-    try:
-        document = yaml.safe_load(text)
-    except (yaml.YAMLError, ValueError, RecursionError) as error:
-        return None, "%s: not valid YAML: %s" % (node_path, " ".join(str(error).split())[:300]), True
-    if document is None:
-        return {}, None, True
-    if not isinstance(document, dict):
-        return None, "%s: the document is a %s, not a mapping" % (node_path, type(document).__name__), True
+    document, problem = load_mapping(text)
+    if problem:
+        return None, "%s: %s" % (node_path, problem), True
     return document, None, True
 
 
@@ -452,13 +438,12 @@ def _kubeadm_without_unit(root: str) -> KubeletLaunch:
     problems: List[str] = []
     variables: Dict[str, Arg] = {}
     for node_path in (KUBEADM_FLAGS_FILE,) + EXTRA_ARGS_FILES:
-        text, problem, exists = read_node_text(root, node_path)
-        if text is None:
-            if exists:
-                problems.append(problem)
+        found, file_problems, exists = read_env_file(root, node_path)
+        if found is None and not exists:
             continue
-        found, file_problems = parse_env_file(text)
-        problems.extend("%s: %s" % (node_path, item) for item in file_problems)
+        problems.extend(file_problems)
+        if found is None:
+            continue
         names = [name for name in FLAG_VARIABLES if name in found]
         if names:
             sources.append(node_path)

@@ -13,7 +13,6 @@ patch of the deltas. :func:`probe` is the one function here that reads files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
@@ -21,7 +20,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_checks import node_allocatable_errors
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import node_join, under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import read_regular_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._reading import read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import (
     MEMORY,
     NodeMemory,
@@ -37,6 +36,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import (
     read_node_facts,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import describe_bytes, parse_quantity
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
 
 __all__ = [
     "VERDICTS",
@@ -94,14 +94,12 @@ _ADVICE = {
 }
 
 
-@dataclass(frozen=True)
-class Cause:
+class Cause(Record, frozen=True):
     verdict: str
     message: str
 
 
-@dataclass(frozen=True)
-class NodeDrift:
+class NodeDrift(Record, frozen=True):
     """Recorded vs current numbers of one NUMA node (None where one side has no such node)."""
 
     node: int
@@ -115,15 +113,13 @@ class NodeDrift:
         return self.current[resource][index] - self.recorded[resource][index]
 
 
-@dataclass(frozen=True)
-class RepairPlan:
+class RepairPlan(Record, frozen=True):
     layout: str
     fields: checkpoint.CheckpointFields
     content: bytes
 
 
-@dataclass(frozen=True)
-class Assessment:
+class Assessment(Record, frozen=True):
     verdict: str
     causes: Tuple[Cause, ...]
     bound_bytes: Optional[int]
@@ -393,8 +389,7 @@ def read_checkpoint(path: str) -> Optional[bytes]:
         return None
 
 
-@dataclass(frozen=True)
-class ProbeResult:
+class ProbeResult(Record, frozen=True):
     """One node's assessment with what it was computed from (``raw`` = the file's bytes)."""
 
     assessment: Assessment

@@ -12,8 +12,9 @@ It knows nothing of kubelet's types; ``_checkpoint`` maps them onto this model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple, Union
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
 
 __all__ = [
     "GoPtr",
@@ -32,34 +33,29 @@ _FNV32_PRIME = 0x01000193
 _NIL = b"<nil>"
 
 
-@dataclass(frozen=True)
-class GoScalar:
+class GoScalar(Record, frozen=True):
     """An int, uint64 or string value; ``type_name`` as Go prints it (``uint64``, ``v1.ResourceName``)."""
 
     type_name: str
     value: Union[int, str]
 
 
-@dataclass(frozen=True)
-class GoSlice:
+class GoSlice(Record, frozen=True):
     type_name: str
     items: Optional[Sequence["GoValue"]]  # None = nil slice
 
 
-@dataclass(frozen=True)
-class GoMap:
+class GoMap(Record, frozen=True):
     type_name: str
     entries: Optional[Sequence[Tuple[Union[int, str], "GoValue"]]]  # None = nil map
 
 
-@dataclass(frozen=True)
-class GoStruct:
+class GoStruct(Record, frozen=True):
     type_name: str
     fields: Sequence[Tuple[str, "GoValue"]]
 
 
-@dataclass(frozen=True)
-class GoPtr:
+class GoPtr(Record, frozen=True):
     """A pointer; ``type_name`` is the pointee's type (``state.MemoryTable``)."""
 
     type_name: str

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kubelet's memory-manager settings: the data model and the parsers of their values.
 
-Pure functions, stdlib only (PyYAML when importable), Python >= 3.9, no Ansible imports.
+Pure functions, stdlib only, Python >= 3.9, no Ansible imports.
 Nothing here raises on bad input: malformed values and hostile quantities become problem
 strings. Where the settings are found and how kubelet merges them is :mod:`_kubelet_config`
 (with :mod:`_distributions` and :mod:`_systemd`); kubelet's start-up checks of them are
@@ -20,7 +20,6 @@ import json
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import (
@@ -29,11 +28,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity impor
     parse_quantity,
     to_byte_quantity,
 )
-
-try:
-    import yaml
-except ImportError:  # pragma: no cover - depends on the node
-    yaml = None
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping
 
 __all__ = [
     "POLICY_NONE",
@@ -43,7 +39,6 @@ __all__ = [
     "DEFAULT_EVICTION_HARD_MEMORY",
     "DRIFT_TOLERANCE_GATE",
     "DRIFT_TOLERANCE_OPTION",
-    "PYYAML_MISSING",
     "MemoryReservation",
     "KubeletFlags",
     "KubeletSettings",
@@ -76,10 +71,6 @@ MEMORY_AVAILABLE = "memory.available"
 # KEP-6232 (kubernetes#140473, #142121): the gate and the memory manager policy option.
 DRIFT_TOLERANCE_GATE = "MemoryManagerDriftTolerance"
 DRIFT_TOLERANCE_OPTION = "memory-drift-tolerance"
-
-PYYAML_MISSING = (
-    "PyYAML is not installed on this node: install python3-yaml or pass policy and reserved_memory explicitly"
-)
 
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 _VALUE_FLAGS = (
@@ -120,16 +111,14 @@ def is_memory_resource(name: str) -> bool:
 # --------------------------------------------------------------------------- data
 
 
-@dataclass(frozen=True)
-class MemoryReservation:
+class MemoryReservation(Record, frozen=True):
     """One ``reservedMemory`` entry: a NUMA node and its limits, in the order given."""
 
     numa_node: int
     limits: Tuple[Tuple[str, ByteQuantity], ...]
 
 
-@dataclass(frozen=True)
-class KubeletFlags:
+class KubeletFlags(Record, frozen=True):
     """What a kubelet command line sets; ``None`` means the flag was not given.
 
     ``origins`` maps a flag name (``system-reserved``) to where its last occurrence came from.
@@ -144,12 +133,11 @@ class KubeletFlags:
     kube_reserved: Optional[Dict[str, str]] = None
     eviction_hard: Optional[Dict[str, str]] = None
     feature_gates: Optional[Dict[str, bool]] = None
-    origins: Dict[str, str] = field(default_factory=dict)
+    origins: Dict[str, str] = factory(dict)
     problems: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class KubeletSettings:
+class KubeletSettings(Record, frozen=True):
     """Kubelet's effective memory-manager settings, where they came from, and how kubelet runs.
 
     ``field_sources``: field -> the file, flag or option that set it (``default`` when none).
@@ -167,7 +155,7 @@ class KubeletSettings:
     eviction_hard_memory: Optional[str]
     root_dir: str
     config_path: Optional[str]
-    field_sources: Dict[str, str] = field(default_factory=dict)
+    field_sources: Dict[str, str] = factory(dict)
     sources: Tuple[str, ...] = ()
     problems: Tuple[str, ...] = ()
     distribution: str = "unknown"
@@ -304,48 +292,39 @@ def parse_reserved_memory_override(value: object) -> Tuple[Tuple[MemoryReservati
     return tuple(sorted(entries, key=lambda entry: entry.numa_node)), problems
 
 
-def parse_key_value_flag(value: str) -> Dict[str, str]:
-    """``--system-reserved memory=1Gi,cpu=500m`` (``cliflag.MapStringString``)."""
-    result = {}
+def _pairs(value: str, separator: str, trim_pair: bool, missing: str) -> Iterable[Tuple[str, str]]:
+    """The ``key<separator>value`` pairs of a comma-separated map flag, as component-base's
+    cliflag map types split them (``missing % {"key": key}``: the error of a pair without separator)."""
     for pair in value.split(","):
-        pair = pair.strip()
+        if trim_pair:
+            pair = pair.strip()
         if not pair:
             continue
-        key, equals, item = pair.partition("=")
-        if not equals:
-            raise ValueError("malformed pair, expect string=string")
-        result[key.strip()] = item.strip()
-    return result
+        key, found, item = pair.partition(separator)
+        if not found:
+            raise ValueError(missing % {"key": key})
+        yield key.strip(), item.strip()
+
+
+def parse_key_value_flag(value: str) -> Dict[str, str]:
+    """``--system-reserved memory=1Gi,cpu=500m`` (``cliflag.MapStringString``)."""
+    return dict(_pairs(value, "=", True, "malformed pair, expect string=string"))
 
 
 def parse_eviction_hard_flag(value: str) -> Dict[str, str]:
-    """``--eviction-hard memory.available<100Mi,nodefs.available<10%`` (``LangleSeparatedMapStringString``)."""
-    result = {}
-    for pair in value.split(","):
-        if not pair:
-            continue
-        key, angle, item = pair.partition("<")
-        if not angle:
-            raise ValueError("malformed pair, expect string<string")
-        result[key.strip()] = item.strip()
-    return result
+    """``--eviction-hard memory.available<100Mi,nodefs.available<10%`` (``LangleSeparatedMapStringString``:
+    pairs are not trimmed before the empty check)."""
+    return dict(_pairs(value, "<", False, "malformed pair, expect string<string"))
 
 
 def parse_feature_gates_flag(value: str) -> Dict[str, bool]:
     """``--feature-gates A=true,B=false`` (``cliflag.MapStringBool``)."""
     result = {}
-    for pair in value.split(","):
-        pair = pair.strip()
-        if not pair:
-            continue
-        key, equals, item = pair.partition("=")
-        if not equals:
-            raise ValueError("missing bool value for %s" % key)
-        lowered = item.strip().lower()
+    for key, item in _pairs(value, "=", True, "missing bool value for %(key)s"):
+        lowered = item.lower()
         if lowered not in ("1", "t", "true", "0", "f", "false"):
-            raise ValueError("invalid value of %s: %s, err: strconv.ParseBool: parsing %s: invalid syntax"
-                             % (key.strip(), item.strip(), go_quote(item.strip())))
-        result[key.strip()] = lowered in ("1", "t", "true")
+            raise ValueError("invalid value of %s: %s, err: strconv.ParseBool: parsing %s: invalid syntax" % (key, item, go_quote(item)))
+        result[key] = lowered in ("1", "t", "true")
     return result
 
 
@@ -438,17 +417,14 @@ def split_args(text: str) -> Tuple[List[str], List[str]]:
 
 
 def parse_kubelet_config(text: str, require_kind: bool = False) -> Tuple[Optional[Dict[str, Any]], List[str]]:
-    """A KubeletConfiguration document (JSON, else YAML through PyYAML) as a mapping, or problems."""
+    """A KubeletConfiguration document (JSON, else YAML as sigs.k8s.io/yaml reads it) as a mapping, or problems."""
     text = text.lstrip("\ufeff")
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):
-        if yaml is None:
-            return None, [PYYAML_MISSING]
-        try:
-            document = yaml.safe_load(text)
-        except (yaml.YAMLError, ValueError, RecursionError) as error:
-            return None, ["not valid YAML: %s" % " ".join(str(error).split())[:300]]
+        document, problem = load_mapping(text, "KubeletConfiguration mapping")
+        if problem:
+            return None, [problem]
     if document is None:
         return {}, []
     if not isinstance(document, dict):

@@ -18,14 +18,13 @@ Kubelet's ``NewKubeletCommand`` (cmd/kubelet/app/server.go; kubelet-layouts.md s
 Explicit options of the operator win over everything and are reported as such. The command
 line comes from :func:`_distributions.discover_kubelet` unless ``flags`` are given.
 :func:`load_kubelet_settings` is the entry point; the merge functions are pure.
-Stdlib only (PyYAML when importable), Python >= 3.9.
+Stdlib only (YAML through :mod:`_yaml`), Python >= 3.9.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._distributions import KubeletLaunch, discover_kubelet
@@ -51,7 +50,9 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import node_join, read_node_text, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import ByteQuantity
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import Arg
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import SUBSET_NOTE
 
 __all__ = [
     "MAP_FIELDS",
@@ -78,12 +79,11 @@ DEFAULT_EVICTION_HARD = {
 DEFAULT = "default"
 
 
-@dataclass
-class ConfigLayers:
+class ConfigLayers(Record):
     """The merged fields and, per field (and per ``field.key`` of maps), the layer that set it."""
 
-    document: Dict[str, Any] = field(default_factory=dict)
-    sources: Dict[str, str] = field(default_factory=dict)
+    document: Dict[str, Any] = factory(dict)
+    sources: Dict[str, str] = factory(dict)
 
     def set_whole(self, key: str, value: Any, source: str) -> None:
         self.document[key] = value
@@ -202,17 +202,16 @@ def _load_document(root: str, node_path: str, require_kind: bool) -> Tuple[Optio
 # --------------------------------------------------------------------------- from layers to settings
 
 
-@dataclass
-class _Builder:
+class _Builder(Record):
     """Scratch state of :func:`load_kubelet_settings`; frozen into ``KubeletSettings`` at the end."""
 
     policy: str = POLICY_NONE
     entries: Tuple[MemoryReservation, ...] = ()
-    system_reserved: Dict[str, ByteQuantity] = field(default_factory=dict)
-    kube_reserved: Dict[str, ByteQuantity] = field(default_factory=dict)
+    system_reserved: Dict[str, ByteQuantity] = factory(dict)
+    kube_reserved: Dict[str, ByteQuantity] = factory(dict)
     eviction_hard_memory: Optional[str] = DEFAULT_EVICTION_HARD_MEMORY
-    field_sources: Dict[str, str] = field(default_factory=dict)
-    problems: List[str] = field(default_factory=list)
+    field_sources: Dict[str, str] = factory(dict)
+    problems: List[str] = factory(list)
 
 
 def _memory_keys(value: object) -> List[str]:
@@ -312,6 +311,11 @@ def _explicit_args(flags: object) -> Tuple[List[Arg], List[str]]:
     return [Arg(word, "option kubelet_flags") for word in words], problems
 
 
+def _fatal(problem: str) -> str:
+    # A file outside the probe's YAML subset may be one kubelet reads well: say only what is known.
+    return problem if SUBSET_NOTE in problem else problem + " (kubelet would not start)"
+
+
 def _config_file_layers(
     root: str, config_path: Optional[str], named: bool
 ) -> Tuple[ConfigLayers, Optional[str], List[str], bool]:
@@ -323,7 +327,7 @@ def _config_file_layers(
         missing = problem is not None and problem.endswith("does not exist")
         if missing and not named:
             return kubelet_defaults(), None, [], False
-        return kubelet_defaults(), None, ["kubelet --config: %s (kubelet would not start)" % problem], False
+        return kubelet_defaults(), None, [_fatal("kubelet --config: %s" % problem)], False
     return defaulted_config_file(document, config_path), config_path, [], True
 
 
@@ -384,7 +388,7 @@ def load_kubelet_settings(
         for shown, source in files:
             document, problem = _load_document(root, source, require_kind=True)
             if document is None:
-                config_problems.append("kubelet --config-dir drop-in %s (kubelet would not start)" % problem)
+                config_problems.append(_fatal("kubelet --config-dir drop-in %s" % problem))
                 continue
             merge_dropin(layers, document, shown if shown == source else "%s (from %s)" % (shown, source))
             dropins.append(shown)

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import (
@@ -24,6 +23,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint imp
     NodeMap,
     NodeState,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
 
 __all__ = [
     "MEMORY",
@@ -48,12 +48,11 @@ def _sub(a: int, b: int) -> int:
     return (a - b) % _UINT64
 
 
-@dataclass(frozen=True)
-class NodeMemory:
+class NodeMemory(Record, frozen=True):
     """One NUMA node as cadvisor reports it (spec 6.4): MemTotal and each hugepage pool."""
 
     mem_total_bytes: int
-    hugepage_totals: Mapping[str, int] = field(default_factory=dict)  # resource name -> bytes
+    hugepage_totals: Mapping[str, int] = factory(dict)  # resource name -> bytes
 
 
 def _table(total: int, system_reserved: int, allocatable: int) -> MemoryTable:
@@ -94,8 +93,7 @@ def wrapped_tables(machine: Mapping[int, NodeMemory], reserved: Mapping[int, Map
     return problems
 
 
-@dataclass(frozen=True)
-class ReplayIssue:
+class ReplayIssue(Record, frozen=True):
     """A kubelet start failure (or, for ``does_not_fit``, a silent loss) found by the replay."""
 
     kind: str  # missing_node | missing_resource | does_not_fit
@@ -159,8 +157,7 @@ def expected_machine_state(
     return state, replay_blocks(state, copy.deepcopy(entries))
 
 
-@dataclass(frozen=True)
-class StateDifference:
+class StateDifference(Record, frozen=True):
     """One reason kubelet finds ``the expected machine state is different from the real one``."""
 
     kind: str  # node_set | assignments | cells | resources | total | system_reserved | allocatable | free | reserved

@@ -65,14 +65,12 @@ that would tolerate real capacity changes.
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import os
 import re
-from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._reading import (
     FileTooLargeError,
     NotRegularFileError,
     read_regular_file,
@@ -81,6 +79,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity impor
     describe_bytes,
     hugepage_resource_name,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, replace
 
 __all__ = [
     "KERNEL_SPAN_MARGIN_BYTES",
@@ -132,8 +131,7 @@ _DECIMAL = re.compile(r"^[0-9]+$")
 _KERNEL_RESOURCE_NAMES = ("Kernel code", "Kernel data", "Kernel bss")
 
 
-@dataclass(frozen=True)
-class HugepagePool:
+class HugepagePool(Record, frozen=True):
     """One hugepage size of one NUMA node (spec 6.3)."""
 
     page_size_kib: int
@@ -142,8 +140,7 @@ class HugepagePool:
     total_bytes: Optional[int]
 
 
-@dataclass(frozen=True)
-class NumaNode:
+class NumaNode(Record, frozen=True):
     """One ``/sys/devices/system/node/node<N>`` directory."""
 
     id: int
@@ -171,8 +168,7 @@ class NumaNode:
         return None
 
 
-@dataclass(frozen=True)
-class KernelImage:
+class KernelImage(Record, frozen=True):
     """The kernel image span from ``/proc/iomem`` and the NUMA node(s) holding it."""
 
     start: Optional[int]
@@ -188,8 +184,7 @@ class KernelImage:
         return self.span_bytes is not None
 
 
-@dataclass(frozen=True)
-class NodeFacts:
+class NodeFacts(Record, frozen=True):
     """The NUMA memory facts of one node, read through ``root``."""
 
     root: str
@@ -576,7 +571,7 @@ def _naming_iomem(kernel_image: KernelImage, iomem_path: str) -> KernelImage:
     reason = kernel_image.unknown_reason
     if reason is None or iomem_path in reason:
         return kernel_image
-    return dataclasses.replace(kernel_image, unknown_reason="%s: %s" % (iomem_path, reason))
+    return replace(kernel_image, unknown_reason="%s: %s" % (iomem_path, reason))
 
 
 class NodeReadError(OSError):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-from fractions import Fraction
 from typing import Optional, Tuple
 
 __all__ = [
@@ -49,15 +48,26 @@ class QuantityError(ValueError):
     """A value is not a Kubernetes quantity of bytes."""
 
 
-def _exact_value(match: re.Match) -> Fraction:
-    number = Fraction(match.group("number"))
+# Beyond 10**±100 a quantity of at most 64 characters is 0 < value < 1 byte or more than 2**64
+# bytes whatever its digits, so clamping the exponent keeps every result and bounds the work.
+_EXPONENT_BOUND = 100
+
+
+def _exact_value(match: re.Match) -> Tuple[int, int]:
+    """The quantity as an exact fraction ``(numerator, denominator > 0)`` (no ``fractions``: cheaper to import)."""
+    whole, _dot, decimals = match.group("number").partition(".")
+    numerator, denominator = int(whole + decimals or "0"), 10 ** len(decimals)
     if match.group("binary"):
-        value = number * 1024 ** _BINARY_SUFFIXES[match.group("binary")]
-    elif match.group("exponent") is not None:
-        value = number * Fraction(10) ** int(match.group("exponent"))
+        numerator *= 1024 ** _BINARY_SUFFIXES[match.group("binary")]
     else:
-        value = number * Fraction(10) ** _DECIMAL_SUFFIXES[match.group("decimal")]
-    return -value if match.group("sign") == "-" else value
+        exponent = match.group("exponent")
+        power = int(exponent) if exponent is not None else _DECIMAL_SUFFIXES[match.group("decimal")]
+        power = max(-_EXPONENT_BOUND, min(_EXPONENT_BOUND, power))
+        if power >= 0:
+            numerator *= 10 ** power
+        else:
+            denominator *= 10 ** -power
+    return (-numerator if match.group("sign") == "-" else numerator), denominator
 
 
 def parse_quantity(value: object, allow_negative: bool = False) -> int:
@@ -68,17 +78,17 @@ def parse_quantity(value: object, allow_negative: bool = False) -> int:
     if isinstance(value, bool):
         raise QuantityError("a quantity must be a number or a string, got a boolean")
     if isinstance(value, int):
-        exact = Fraction(value)
+        numerator, denominator = value, 1
     elif isinstance(value, str):
         match = _QUANTITY.match(value.strip())
         if not match or len(value) > 64:
             raise QuantityError("%r is not a Kubernetes quantity (examples: 1Gi, 128Mi, 64Ki, 500M, 4096)" % (value,))
-        exact = _exact_value(match)
+        numerator, denominator = _exact_value(match)
     else:
         raise QuantityError("a quantity must be a number or a string, got %s" % type(value).__name__)
-    if exact < 0 and not allow_negative:
+    if numerator < 0 and not allow_negative:
         raise QuantityError("quantity %r is negative" % (value,))
-    whole = -((-exact.numerator) // exact.denominator)  # ceiling
+    whole = -((-numerator) // denominator)  # ceiling
     if abs(whole) > _MAX_BYTES:
         raise QuantityError("quantity %r does not fit in 64 bits" % (value,))
     return whole

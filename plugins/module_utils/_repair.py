@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple, TypeVar
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import MAX_CHECKPOINT_BYTES
@@ -60,6 +59,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import
     write_history,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR, lock_path, node_lock
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
 
 __all__ = [
     "BACKUP_DIR",
@@ -93,8 +93,7 @@ class RepairError(Exception):
         self.touched = touched
 
 
-@dataclass(frozen=True)
-class RepairOutcome:
+class RepairOutcome(Record, frozen=True):
     """What one call did. ``action``: repaired, sidelined, restored, none, refused, loop_guard, dry_run."""
 
     changed: bool

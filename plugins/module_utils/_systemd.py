@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import (
@@ -36,6 +35,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import (
     read_node_text,
     under_root,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
 
 __all__ = [
     "UNIT_DIRS",
@@ -46,6 +46,7 @@ __all__ = [
     "parse_environment_assignments",
     "parse_env_file",
     "expand_specifiers",
+    "read_env_file",
     "expand_command",
     "find_unit",
     "find_dropins",
@@ -68,16 +69,14 @@ _C_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", 
               "\\": "\\", '"': '"', "'": "'", " ": " "}
 
 
-@dataclass(frozen=True)
-class Arg:
+class Arg(Record, frozen=True):
     """One word of a command line and where it came from (for reports)."""
 
     value: str
     origin: str
 
 
-@dataclass(frozen=True)
-class ServiceDefinition:
+class ServiceDefinition(Record, frozen=True):
     """A service's unit, drop-ins, command and environment, as systemd would run it."""
 
     name: str
@@ -419,18 +418,27 @@ class _ServiceBuilder:
         self.environment.extend((key, item, where.rsplit(":", 1)[0]) for key, item in assignments)
 
 
+def read_env_file(root: str, node_path: str) -> Tuple[Optional[Dict[str, str]], List[str], bool]:
+    """``(variables, problems, exists)`` of an environment file; ``variables`` is ``None`` when it
+    cannot be read (then ``problems`` holds why). Every problem names the file."""
+    text, problem, exists = read_node_text(root, node_path)
+    if text is None:
+        return None, [problem or node_path], exists
+    variables, problems = parse_env_file(text)
+    return variables, ["%s: %s" % (node_path, item) for item in problems], True
+
+
 def _read_env_files(root: str, env_files: Sequence[Tuple[str, str]], environment: Dict[str, Arg]) -> Tuple[List[str], List[str]]:
     read, problems = [], []
     for value, where in env_files:
         optional = value.startswith("-")
         node_path = value.lstrip("-").strip()
-        text, problem, exists = read_node_text(root, node_path)
-        if text is None:
+        variables, file_problems, exists = read_env_file(root, node_path)
+        if variables is None:
             if exists or not optional:
-                problems.append("%s: EnvironmentFile %s" % (where, problem))
+                problems.extend("%s: EnvironmentFile %s" % (where, problem) for problem in file_problems)
             continue
-        variables, file_problems = parse_env_file(text)
-        problems.extend("%s: %s" % (node_path, item) for item in file_problems)
+        problems.extend(file_problems)
         environment.update((key, Arg(item, node_path)) for key, item in variables.items())
         read.append(node_path)
     return read, problems

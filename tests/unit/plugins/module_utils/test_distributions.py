@@ -101,6 +101,28 @@ LAYOUTS = {
         },
         "eks-al2023", "kubelet", "/var/lib/kubelet",
     ),
+    "eks-al2": (
+        {
+            # amazon-eks-ami templates/al2/runtime/kubelet.service: space-separated values, then the drop-ins' variables.
+            "/etc/systemd/system/kubelet.service": "[Unit]\nDescription=Kubernetes Kubelet\n[Service]\n"
+            "ExecStartPre=/sbin/iptables -P FORWARD ACCEPT -w 5\n"
+            "ExecStart=/usr/bin/kubelet --config /etc/kubernetes/kubelet/kubelet-config.json --kubeconfig /var/lib/kubelet/kubeconfig \\\n"
+            "    --container-runtime-endpoint unix:///run/containerd/containerd.sock $KUBELET_ARGS $KUBELET_EXTRA_ARGS\nRestart=always\n",
+            # bootstrap.sh writes both drop-ins; --kubelet-extra-args lands in KUBELET_EXTRA_ARGS.
+            "/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf": "[Service]\n"
+            "Environment='KUBELET_ARGS=--node-ip=10.0.0.5 --pod-infra-container-image=602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.5 "
+            "--v=2 --hostname-override=ip-10-0-0-5.ec2.internal --cloud-provider=external'\n",
+            "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf": "[Service]\n"
+            "Environment='KUBELET_EXTRA_ARGS=--memory-manager-policy=Static --reserved-memory 0:memory=1Gi;1:memory=1Gi "
+            "--kube-reserved memory=893Mi --system-reserved memory=1055Mi'\n",
+            "/etc/kubernetes/kubelet/kubelet-config.json": document(
+                evictionHard={"memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%"},
+                kubeReserved={"cpu": "70m", "ephemeral-storage": "1Gi", "memory": "442Mi"},
+                cgroupDriver="systemd",
+            ),
+        },
+        "eks-al2", "kubelet", "/var/lib/kubelet",
+    ),
     "openshift": (
         {
             "/etc/systemd/system/kubelet.service": "[Service]\nEnvironmentFile=/etc/node-sizing.env\n"
@@ -169,6 +191,16 @@ def test_openshift_flag_beats_the_config_file(tmp_path):
     assert settings.system_reserved == {"memory": 1948 * MIB}
     assert settings.field_sources["system_reserved"].startswith("flag --system-reserved (ExecStart of /etc/systemd/system/kubelet.service")
     assert "SYSTEM_RESERVED_MEMORY from /etc/node-sizing.env" in settings.field_sources["system_reserved"]
+
+
+def test_eks_al2_flags_come_from_the_drop_ins_environment(tmp_path):
+    settings = probe(drifted_node(tmp_path, LAYOUTS["eks-al2"][0])).settings
+    extra = "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf"
+    assert settings.config_path == "/etc/kubernetes/kubelet/kubelet-config.json"
+    assert extra in settings.field_sources["policy"] and extra in settings.field_sources["reserved_memory"]
+    # The first --kube-reserved replaces the file's whole map (cpu and ephemeral-storage go too).
+    assert settings.kube_reserved == {"memory": 893 * MIB} and settings.system_reserved == {"memory": 1055 * MIB}
+    assert settings.eviction_hard_memory == "100Mi"
 
 
 def test_kubeadm_drop_ins_lexical_order_and_ignored_names(tmp_path):

@@ -9,9 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _kubelet
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import (
-    PYYAML_MISSING,
     KubeletSettings,
     MemoryReservation,
     effective_reserved_memory,
@@ -310,7 +308,6 @@ def test_defaults_when_nothing_is_configured(tmp_path):
 
 
 def test_yaml_config(tmp_path):
-    pytest.importorskip("yaml")
     settings = settings_for(tmp_path, YAML_CONFIG)
     assert settings.problems == ()
     assert settings.policy == "Static" and settings.field_sources["policy"] == "/var/lib/kubelet/config.yaml"
@@ -332,30 +329,24 @@ def test_json_config(tmp_path):
     assert settings.system_reserved == {"memory": 8348 * MiB}
 
 
-def test_missing_pyyaml_yaml_file_is_a_clear_problem(tmp_path, monkeypatch):
-    monkeypatch.setattr(_kubelet, "yaml", None)
-    settings = settings_for(tmp_path, YAML_CONFIG)
+def test_yaml_outside_the_subset_is_a_clear_problem_naming_file_and_line(tmp_path):
+    text = YAML_CONFIG.replace("memoryManagerPolicy: Static", "memoryManagerPolicy: &policy Static")
+    line = text.splitlines().index("memoryManagerPolicy: &policy Static") + 1
+    settings = settings_for(tmp_path, text)
+    # Kubelet may well read an anchor: the probe does not claim it would not start.
     assert settings.config_problems == (
-        "kubelet --config: /var/lib/kubelet/config.yaml: " + PYYAML_MISSING + " (kubelet would not start)",
-    )
-    assert PYYAML_MISSING == (
-        "PyYAML is not installed on this node: install python3-yaml or pass policy and reserved_memory explicitly"
+        "kubelet --config: /var/lib/kubelet/config.yaml: line %d: anchors (&) are not supported "
+        "(the probe reads a subset of YAML: pass the kubelet options explicitly)" % line,
     )
     assert settings.policy == "None"  # nothing was read
 
 
-def test_missing_pyyaml_json_file_still_works(tmp_path, monkeypatch):
-    monkeypatch.setattr(_kubelet, "yaml", None)
-    settings = settings_for(tmp_path, G19_CONFIG)
-    assert settings.problems == () and settings.policy == "Static"
-
-
-def test_missing_pyyaml_with_explicit_values(tmp_path, monkeypatch):
-    monkeypatch.setattr(_kubelet, "yaml", None)
-    settings = settings_for(tmp_path, YAML_CONFIG, policy="Static", reserved_memory={0: {"memory": "1Gi"}})
+def test_yaml_outside_the_subset_with_explicit_values(tmp_path):
+    text = YAML_CONFIG.replace("memoryManagerPolicy: Static", "memoryManagerPolicy: !!str Static")
+    settings = settings_for(tmp_path, text, policy="Static", reserved_memory={0: {"memory": "1Gi"}})
     assert settings.policy == "Static" and settings.reserved_memory == {0: {"memory": GiB}}
     # The file's other reservations stay unknown: the configuration is still refused as unknown.
-    assert len(settings.config_problems) == 1 and PYYAML_MISSING in settings.config_problems[0]
+    assert len(settings.config_problems) == 1 and "tags (!) are not supported" in settings.config_problems[0]
 
 
 @pytest.mark.parametrize(
@@ -365,11 +356,11 @@ def test_missing_pyyaml_with_explicit_values(tmp_path, monkeypatch):
         ("just words\n", "is a str, not a KubeletConfiguration mapping"),
         ("memoryManagerPolicy: [Static\n", "not valid YAML"),
         ('{"kind": "Pod", "memoryManagerPolicy": "Static"}', "'Pod', not a KubeletConfiguration"),
-        ("a: 1\n---\nb: 2\n", "not valid YAML"),
+        ("a: 1\n---\nb: 2\n", "line 2: more than one document is not supported"),
+        ("memoryManagerPolicy: .inf\n", "not valid YAML: line 1: .inf cannot be converted to JSON"),
     ],
 )
 def test_bad_config_documents_are_problems(tmp_path, text, fragment):
-    pytest.importorskip("yaml")
     settings = settings_for(tmp_path, text)
     assert len(settings.config_problems) == 1 and fragment in settings.config_problems[0]
     assert "/var/lib/kubelet/config.yaml" in settings.config_problems[0]
@@ -403,13 +394,14 @@ def test_number_where_kubelet_wants_a_string_is_reported_but_read(tmp_path):
     assert settings.problems == ("kubelet config: systemReserved.memory: kubelet expects a string here, got 1073741824",)
 
 
-def test_alias_bomb_does_not_hang(tmp_path):
-    pytest.importorskip("yaml")
+def test_alias_bomb_is_refused_at_once(tmp_path):
     bomb = 'a: &a ["x","x","x","x","x","x","x","x","x"]\n'
     for index in range(1, 9):
         bomb += "%s: &%s [*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s]\n" % ((chr(97 + index),) * 2 + (chr(96 + index),) * 9)
     bomb += "memoryManagerPolicy: Static\n"
-    assert settings_for(tmp_path, bomb).policy == "Static"
+    settings = settings_for(tmp_path, bomb)
+    assert settings.policy == "None"
+    assert len(settings.config_problems) == 1 and "config.yaml: line 1: anchors (&) are not supported" in settings.config_problems[0]
 
 
 def test_oversized_config_file_is_refused(tmp_path):

@@ -89,3 +89,18 @@ def test_format_round_trips_through_parse():
 )
 def test_describe_bytes(num_bytes, text):
     assert describe_bytes(num_bytes) == text
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("9" * 40 + "e-99999999999", 1), ("0e99999999999", 0), ("1e-100", 1), ("1e19", 10 ** 19), ("18e18", 18 * 10 ** 18)],
+)
+def test_huge_exponents_are_bounded_work(text, expected):
+    # 10**99999999999 would never finish; the clamped exponent gives the same answer at once.
+    assert parse_quantity(text) == expected
+
+
+@pytest.mark.parametrize("text", ["1e99999999999", "19e18", "0.0000001e99999"])
+def test_huge_exponents_do_not_fit(text):
+    with pytest.raises(QuantityError, match="does not fit in 64 bits"):
+        parse_quantity(text)
