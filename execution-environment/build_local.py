@@ -33,7 +33,8 @@ Concurrent callers wait on a lock and reuse the result. podman runs with ``CONTA
 ``<cache>/containers.conf`` (explicit ``default_ulimits`` no higher than this process's own hard limits, nproc no higher
 than ``kernel.pid_max``: asking for more, as podman's defaults do on some hosts, makes runc fail with
 "error setting rlimits ... operation not permitted"); the summary names it so that
-ansible-runner's process isolation uses the same.
+ansible-runner's process isolation uses the same; it also names runc, cgroupfs and file events, which
+work without systemd as init.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def tool(name: str) -> str:
 def check_machine() -> None:
     if os.geteuid() != 0:
         raise CannotBuild("building the base image needs root (debootstrap, podman import); running as uid %d" % os.geteuid())
-    for command in ("podman", "debootstrap"):
+    for command in ("podman", "runc", "debootstrap"):
         if not shutil.which(command):
             raise CannotBuild("%s is not installed (bash tests/integration/requirements.sh installs it)" % command)
     if not os.access(tool("ansible-builder"), os.X_OK):
@@ -149,6 +150,9 @@ def containers_conf() -> str:
         soft = hard if soft == resource.RLIM_INFINITY else min(soft, hard)
         limits.append('"%s=%d:%d"' % (name, soft, hard))
     lines.append("default_ulimits = [%s]" % ", ".join(limits))
+    # What works with and without systemd as init (CI machines, containers): runc (Debian's podman
+    # may pull crun instead), cgroupfs, and events in a file rather than the journal.
+    lines += ["[engine]", 'runtime = "runc"', 'cgroup_manager = "cgroupfs"', 'events_logger = "file"']
     path = os.path.join(cache_root(), "containers.conf")
     text = "\n".join(lines) + "\n"
     os.makedirs(cache_root(), exist_ok=True)
