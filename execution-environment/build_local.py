@@ -349,6 +349,11 @@ def prune(repository: str, keep: str, pattern: str) -> None:
             os.unlink(path)
 
 
+def dangling_images() -> set:
+    listed = podman("images", "--all", "--quiet", "--no-trunc", "--filter", "dangling=true", check=False).stdout.split()
+    return set(listed)
+
+
 def inspect(tag: str) -> Dict[str, Any]:
     """What the image holds: ansible-core and the collections (read by running it)."""
     script = ("import json, subprocess, ansible, ansible_runner; from importlib.metadata import version; "
@@ -380,6 +385,7 @@ def build(rebuild: bool = False) -> Dict[str, Any]:
             ee_tag = "%s:%s" % (EE_REPOSITORY, prepared["key"])
             reused = image_exists(ee_tag) and not rebuild
             if not reused:
+                dangling_before = dangling_images()
                 say("ansible-builder build %s (log %s)" % (ee_tag, log))
                 build_started = time.monotonic()
                 run_logged([tool("ansible-builder"), "build", "-f", prepared["definition"], "-c", os.path.join(work, "context"),
@@ -389,7 +395,9 @@ def build(rebuild: bool = False) -> Dict[str, Any]:
                 timings["ansible_builder"] = round(time.monotonic() - build_started, 1)
                 prune(EE_REPOSITORY, prepared["key"], "ee-*.json")
                 prune(BASE_REPOSITORY, key_b, "base-*.tar")
-                podman("image", "prune", "--force", check=False)
+                # The build's own leftovers only (the other stages' final images); never a global prune.
+                for image_id in sorted(dangling_images() - dangling_before):
+                    podman("rmi", image_id, check=False)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         summary = {

@@ -125,7 +125,10 @@ def ee_job(image: Dict[str, Any], tmp_path_factory) -> Iterator[awx_job.SandboxJ
 
 
 def read_bytes(path: str) -> Any:
-    return open(path, "rb").read() if os.path.exists(path) else None  # pylint: disable=consider-using-with
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def test_probe_job_template_runs_inside_the_built_image(image: Dict[str, Any], ee_job: awx_job.SandboxJob) -> None:
