@@ -9,11 +9,10 @@ import json
 import os
 import socket
 import time
-import urllib.error
-import urllib.request
 import uuid
 from typing import Any, Dict, Optional
 
+from ansible.module_utils.urls import open_url
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _rollout
@@ -185,9 +184,9 @@ class ActionModule(ActionBase):
         if health["prometheus_url"]:
             url = health["prometheus_url"].rstrip("/") + "/api/v1/alerts"
             try:
-                with urllib.request.urlopen(url, timeout=15) as response:  # noqa: S310 - the operator's Prometheus URL
+                with open_url(url, timeout=15) as response:
                     document = json.loads(response.read().decode("utf-8"))
-            except (urllib.error.URLError, OSError, ValueError) as error:
+            except (OSError, ValueError) as error:
                 return "alerts", "could not ask Prometheus at %s for firing alerts (%s): stopped before the next batch" % (url, error)
             firing = _rollout.firing_alerts(document, health["alert_filter_regexp"])
             result["firing_alerts"] = firing

@@ -11,8 +11,8 @@ short_description: Record what the remediate role did on one node
 version_added: 0.1.0
 description:
   - Internal to the role M(nodeops.numa_drift.remediate) (an action plugin; no module runs on the node).
-  - Sets the fact C(remediate_outcome) after a dry run preview, a repair, or a failure (O(stage=failed) also sets
-    C(remediate_recovery): the failed phase and what to put back; O(stage=recovered) the final outcome).
+  - "Sets the fact C(remediate_outcome) after a dry run preview, a repair, or a failure (O(stage=failed) also sets
+    C(remediate_recovery): the failed phase and what to put back; O(stage=recovered) the final outcome)."
 author:
   - nodeops.numa_drift contributors (@nodeops)
 attributes:

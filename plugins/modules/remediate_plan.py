@@ -15,7 +15,7 @@ description:
   - Validates the role's variables, reads the node's repair history when the checkpoint is repairable (loop guard),
     and sets the facts C(remediate_plan) (C(branch) one of C(nothing), C(refused), C(loop_guard), C(dry_run),
     C(repair); the kubelet service's name and commands) and C(remediate_outcome).
-  - The kubelet service is O(options.service_name) when set, else the unit the probe discovered
+  - The kubelet service is C(options.service_name) when set, else the unit the probe discovered
     (C(numa_drift.kubelet.service)), else C(kubelet).
 author:
   - nodeops.numa_drift contributors (@nodeops)

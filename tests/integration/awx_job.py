@@ -47,6 +47,12 @@ REMEDIATE_SURVEY_DEFAULTS = {
     "numa_drift_batch": "25%",
     "numa_drift_max_fail_percentage": 0,
     "remediate_drain": "false",
+    "numa_drift_lock_wait_timeout": 0,
+    "numa_drift_pause_configmap": "",
+    "numa_drift_max_unhealthy": "",
+    "numa_drift_prometheus_url": "",
+    "numa_drift_alert_filter_regexp": ".*",
+    "numa_drift_webhook_url": "",
     "remediate_dry_run": "true",
 }
 ROLLBACK_SURVEY_DEFAULTS = {"numa_drift_rollback_confirm": "false"}

@@ -102,3 +102,18 @@ def test_rollback_job_template_refuses_without_confirmation_then_restores(job: J
     restored = job.pdd.run("rollback", "awx/rollback.yml", {"numa_drift_rollback_confirm": "true"}, limit=REPAIRED)
     assert (restored.status, restored.rc) == ("successful", 0), restored.stdout[-4000:]
     assert job.checkpoint(REPAIRED) == job.originals[REPAIRED]
+
+
+def survey_defaults(title: str) -> Dict[str, Any]:
+    """The defaults of the survey JSON that follows ``title`` in docs/awx.md (what a user imports into AWX)."""
+    with open(os.path.join(awx_job.CHECKOUT, "docs", "awx.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    block = text[text.index(title):]
+    block = block[block.index("```json") + len("```json"):]
+    spec = json.loads(block[:block.index("```")])["spec"]
+    return {question["variable"]: question["default"] for question in spec}
+
+
+def test_the_jobs_answer_exactly_the_documented_survey_defaults() -> None:
+    assert awx_job.REMEDIATE_SURVEY_DEFAULTS == survey_defaults("### Survey of \"NUMA drift — remediate\"")
+    assert awx_job.ROLLBACK_SURVEY_DEFAULTS == survey_defaults("### Survey of \"NUMA drift — rollback\"")

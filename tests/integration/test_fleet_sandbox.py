@@ -227,10 +227,10 @@ class Fleet:
     def finish(started: Dict[str, Any]) -> Run:
         process = started["process"]
         try:
-            output, _ = process.communicate(timeout=PLAYBOOK_TIMEOUT)
+            output = process.communicate(timeout=PLAYBOOK_TIMEOUT)[0]
         except subprocess.TimeoutExpired:
             process.kill()
-            output, _ = process.communicate()
+            output = process.communicate()[0]
         run = Run(subprocess.CompletedProcess(started["command"], process.returncode, output), started["report_dir"], time.time() - started["started"])
         run.counts = {}
         if os.path.exists(started["counts"]):
@@ -278,6 +278,23 @@ def mixed(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> It
 
 def expected(fleet: Fleet, verdict: str) -> List[str]:
     return sorted(name for name, node in fleet.nodes.items() if node["expected_verdict"] == verdict)
+
+
+def test_probe_writes_each_nodes_metrics_on_demand(mixed: Fleet) -> None:
+    textfile_dir = "/var/lib/numa-drift-test/textfile"
+    run = mixed.playbook("probe", "-e", "numa_drift_write_metrics=true", "-e", "numa_drift_textfile_dir=" + textfile_dir)
+    assert run.rc == 0, run.tail()
+    try:
+        for name, node in mixed.nodes.items():
+            path = os.path.join(mixed.root(name), textfile_dir.lstrip("/"), "nodeops_numa_drift.prom")
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            lit = re.findall(r'^nodeops_numa_drift_verdict\{verdict="([a-z_]+)"\} 1$', text, flags=re.M)
+            assert lit == [node["expected_verdict"]], (name, text)
+            assert re.search(r"^nodeops_numa_drift_last_run_timestamp_seconds [0-9.e+]+$", text, flags=re.M), (name, text)
+    finally:
+        for name in mixed.nodes:
+            shutil.rmtree(os.path.join(mixed.root(name), "var", "lib", "numa-drift-test"), ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -743,8 +760,8 @@ def test_a_held_lease_stops_a_second_run_and_a_stale_one_is_taken_over(controls:
     name = sorted(fleet.nodes)[2]
     now = time.time()
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now))
-    lease = {"metadata": {"name": "nodeops-numa-drift"}, "spec": {"holderIdentity": "someone-else", "leaseDurationSeconds": 600,
-                                                                    "acquireTime": stamp, "renewTime": stamp}}
+    spec = {"holderIdentity": "someone-else", "leaseDurationSeconds": 600, "acquireTime": stamp, "renewTime": stamp}
+    lease = {"metadata": {"name": "nodeops-numa-drift"}, "spec": spec}
     created = fleet.api("POST", LEASE, lease)
     run = fleet.playbook("remediate", "-l", name)
     assert run.rc != 0, run.tail()

@@ -15,8 +15,8 @@ NOW = float(calendar.timegm((2026, 12, 3, 10, 0, 0)))  # a Thursday, 10:00 UTC
 
 
 def lease(holder, renewed, duration=60):
-    return {"metadata": {"resourceVersion": "7"}, "spec": {"holderIdentity": holder, "leaseDurationSeconds": duration,
-                                                          "renewTime": _rollout.micro_time(renewed)}}
+    spec = {"holderIdentity": holder, "leaseDurationSeconds": duration, "renewTime": _rollout.micro_time(renewed)}
+    return {"metadata": {"resourceVersion": "7"}, "spec": spec}
 
 
 def test_lease_decisions_follow_leader_election():
