@@ -14,6 +14,10 @@ AWX (and automation controller) runs every job as ``ansible-runner run <private 
 - ``inventory/hosts``: the job's inventory as a script printing the inventory JSON; AWX stores
   what the inventory source (``*.k8s_nodes.yml`` run through ``ansible-inventory --list`` with the
   source's credential) found, plus the host variables set in AWX.
+- With an execution environment image (``Image``), the job runs as AWX runs it on an execution node:
+  ansible-runner's process isolation starts the image with podman, the private data dir mounted at
+  ``/runner``; the collections are the image's (as with *Enable Collection(s) Download* off), the
+  host variables name the image's Python, and ``NUMA_DRIFT_REPORT_DIR`` points into ``/runner``.
 - ``env/extravars``: the survey answers (here the defaults of the surveys in docs/awx.md) and the
   template's extra variables; ``env/envvars``: what the credentials inject (the bearer-token
   credential: ``K8S_AUTH_HOST``, ``K8S_AUTH_API_KEY``, ``K8S_AUTH_VERIFY_SSL``); ``env/ssh_key``
@@ -35,6 +39,7 @@ import yaml
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.dirname(sys.executable)
+FLEET = os.path.join(CHECKOUT, "tests", "sandbox", "fleet.py")
 
 # The survey defaults of docs/awx.md (answers arrive as strings for multiple choice questions).
 REMEDIATE_SURVEY_DEFAULTS = {
@@ -118,17 +123,40 @@ def inventory_script(path: str, inventory: Dict[str, Any]) -> None:
     os.chmod(path, stat.S_IRWXU)
 
 
+class Image:
+    """An execution environment image built by execution-environment/build_local.py (its JSON summary)."""
+
+    def __init__(self, summary: Dict[str, Any]) -> None:
+        self.tag = summary["image"]
+        self.containers_conf = summary["containers_conf"]
+        self.python = "/usr/bin/python3"
+
+    def runner_options(self, mounts: List[str]) -> List[str]:
+        """ansible-runner's process isolation with podman, as AWX configures it for a job."""
+        options = ["--process-isolation", "--process-isolation-executable", "podman", "--container-image", self.tag]
+        for mount in mounts:
+            options += ["--container-volume-mount", "%s:%s" % (mount, mount)]
+        # --network=host: the sandbox API listens on the host's 127.0.0.1. --user=0: the private data
+        # dir belongs to the launching user (root here), as rootless podman's keep-id maps it on an
+        # AWX execution node; the image's default user 1000 could not write /runner/artifacts.
+        options += ["--container-option=--network=host", "--container-option=--user=0"]
+        return options
+
+
 class PrivateDataDir:
     """One job's private data directory; ``run`` is ansible-runner, like AWX's dispatcher calls it."""
 
-    def __init__(self, directory: str, fleet: Dict[str, Any], fleet_inventory: Dict[str, Any], collections_source: str) -> None:
+    def __init__(self, directory: str, fleet: Dict[str, Any], fleet_inventory: Dict[str, Any], collections_source: str,
+                 image: Optional[Image] = None) -> None:
         self.dir = directory
         self.fleet = fleet
+        self.image = image
         os.makedirs(directory)
         self.project = os.path.join(directory, "project")
         copy_project(self.project)
         self.collections = os.path.join(directory, "requirements_collections")
-        install_collection(build_collection(self.project, os.path.join(directory, "artifacts-build")), self.collections)
+        if image is None:
+            install_collection(build_collection(self.project, os.path.join(directory, "artifacts-build")), self.collections)
         found = inventory_from_source(os.path.join(directory, "inventory-update"), fleet["api"]["url"], fleet["token"], collections_source)
         # Host variables an operator set in AWX for these hosts (how each sandbox node is reached:
         # the local connection to its node tree, its service commands), merged as AWX merges them.
@@ -136,6 +164,8 @@ class PrivateDataDir:
         hostvars = found.setdefault("_meta", {}).setdefault("hostvars", {})
         for name, variables in sandbox["hosts"].items():
             hostvars.setdefault(name, {}).update(variables)
+            if image is not None:
+                hostvars[name]["ansible_python_interpreter"] = image.python
         found.setdefault("all", {}).setdefault("vars", {})
         found["all"]["vars"] = {name: value for name, value in sandbox["vars"].items() if name != "remediate_kubeconfig"}
         self.inventory = found
@@ -146,11 +176,13 @@ class PrivateDataDir:
         key = os.path.join(directory, "machine-key")
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "awx machine credential", "-f", key], check=True)
         shutil.copy(key, os.path.join(self.env_dir, "ssh_key"))
-        self.write("envvars", dict(credential_env(fleet["api"]["url"], fleet["token"]),
-                                   ANSIBLE_COLLECTIONS_PATHS=self.collections, ANSIBLE_COLLECTIONS_PATH=self.collections,
-                                   ANSIBLE_FORCE_COLOR="False", ANSIBLE_HOST_KEY_CHECKING="False", ANSIBLE_RETRY_FILES_ENABLED="False",
-                                   ANSIBLE_INVENTORY_UNPARSED_FAILED="True", ANSIBLE_PARAMIKO_RECORD_HOST_KEYS="False",
-                                   ANSIBLE_NOCOLOR="1"))
+        self.envvars = dict(credential_env(fleet["api"]["url"], fleet["token"]),
+                            ANSIBLE_FORCE_COLOR="False", ANSIBLE_HOST_KEY_CHECKING="False", ANSIBLE_RETRY_FILES_ENABLED="False",
+                            ANSIBLE_INVENTORY_UNPARSED_FAILED="True", ANSIBLE_PARAMIKO_RECORD_HOST_KEYS="False",
+                            ANSIBLE_NOCOLOR="1")
+        if image is None:
+            self.envvars.update(ANSIBLE_COLLECTIONS_PATHS=self.collections, ANSIBLE_COLLECTIONS_PATH=self.collections)
+        self.write("envvars", self.envvars)
         self.write("settings", {"job_timeout": 900, "pexpect_timeout": 5, "suppress_ansible_output": True})
 
     def write(self, name: str, document: Any) -> None:
@@ -171,9 +203,40 @@ class PrivateDataDir:
         env = {name: value for name, value in os.environ.items() if not name.startswith(("ANSIBLE_", "K8S_AUTH_"))}
         env["PATH"] = VENV_BIN + os.pathsep + env.get("PATH", "")
         env["NUMA_DRIFT_REPORT_DIR"] = os.path.join(self.dir, "reports", ident)
+        if self.image is not None:
+            # In the container only env/envvars counts; the private data dir is /runner there.
+            os.makedirs(env["NUMA_DRIFT_REPORT_DIR"], exist_ok=True)
+            self.write("envvars", dict(self.envvars, NUMA_DRIFT_REPORT_DIR="/runner/reports/%s" % ident))
+            env["CONTAINERS_CONF"] = self.image.containers_conf
+            command += self.image.runner_options([self.fleet["directory"]])
         completed = subprocess.run(command, cwd=self.dir, env=env, check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True, timeout=timeout)
         return JobResult(os.path.join(self.dir, "artifacts", ident), completed)
+
+
+class SandboxJob:
+    """A sandbox fleet (tests/sandbox/fleet.py, mixed scenario) and one private data dir for its jobs."""
+
+    def __init__(self, directory: str, image: Optional[Image] = None) -> None:
+        fleet_dir = os.path.join(directory, "fleet")
+        subprocess.run([sys.executable, FLEET, "up", "--dir", fleet_dir, "--scenario", "mixed", "--settle-seconds", "2"],
+                       check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180)
+        self.fleet_dir = fleet_dir
+        try:
+            with open(os.path.join(fleet_dir, "fleet.json"), encoding="utf-8") as handle:
+                self.fleet = json.load(handle)
+            self.fleet["directory"] = fleet_dir
+            with open(os.path.join(fleet_dir, "inventory.yml"), encoding="utf-8") as handle:
+                self.fleet_inventory = yaml.safe_load(handle)
+            self.nodes = {node["name"]: node for node in self.fleet["nodes"]}
+            self.pdd = PrivateDataDir(os.path.join(directory, "pdd"), self.fleet, self.fleet_inventory,
+                                      os.path.join(fleet_dir, "collections"), image=image)
+        except BaseException:
+            self.down()
+            raise
+
+    def down(self) -> None:
+        subprocess.run([sys.executable, FLEET, "down", "--dir", self.fleet_dir], check=False, stdout=subprocess.PIPE, timeout=120)
 
 
 class JobResult:

@@ -5,6 +5,9 @@
 #                             alerting rules are checked with promtool check/test rules
 #   prometheus-node-exporter  the guard's textfile metrics are read back through a real node exporter
 #   chromium                  the fleet report is rendered in a headless browser
+#   podman, runc, debootstrap the AWX execution environment image is built (ansible-builder with podman, on a
+#                             debootstrap'd base image) and the probe job runs inside it
+#                             (execution-environment/build_local.py, tests/integration/test_execution_environment.py)
 # Idempotent.
 #
 #   bash tests/integration/requirements.sh          install what is missing (root, apt-get)
@@ -17,6 +20,9 @@ declare -A PROVIDER=(
   [promtool]=prometheus
   [prometheus-node-exporter]=prometheus-node-exporter
   [chromium]=chromium
+  [podman]=podman
+  [runc]=runc
+  [debootstrap]=debootstrap
 )
 
 missing=()

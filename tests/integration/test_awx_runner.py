@@ -14,17 +14,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from typing import Any, Dict, Iterator
 
 import pytest
-import yaml
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
 from ansible_collections.nodeops.numa_drift.tests.integration import awx_job
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file
 
-FLEET = os.path.join(awx_job.CHECKOUT, "tests", "sandbox", "fleet.py")
 REPAIRED = "sbx-node-01"
 
 
@@ -33,26 +30,14 @@ def read_bytes(path: str) -> bytes:
         return handle.read()
 
 
-class Job:
+class Job(awx_job.SandboxJob):
     def __init__(self, directory: str) -> None:
-        fleet_dir = os.path.join(directory, "fleet")
-        subprocess.run([sys.executable, FLEET, "up", "--dir", fleet_dir, "--scenario", "mixed", "--settle-seconds", "2"],
-                       check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180)
-        self.fleet_dir = fleet_dir
-        with open(os.path.join(fleet_dir, "fleet.json"), encoding="utf-8") as handle:
-            self.fleet = json.load(handle)
-        with open(os.path.join(fleet_dir, "inventory.yml"), encoding="utf-8") as handle:
-            self.fleet_inventory = yaml.safe_load(handle)
-        self.nodes = {node["name"]: node for node in self.fleet["nodes"]}
+        super().__init__(directory)
         self.originals = {name: self.checkpoint(name) for name in self.nodes}
-        self.pdd = awx_job.PrivateDataDir(os.path.join(directory, "pdd"), self.fleet, self.fleet_inventory, os.path.join(fleet_dir, "collections"))
 
     def checkpoint(self, name: str) -> Any:
         path = checkpoint_file(self.nodes[name]["root"])
         return read_bytes(path) if os.path.exists(path) else None
-
-    def down(self) -> None:
-        subprocess.run([sys.executable, FLEET, "down", "--dir", self.fleet_dir], check=False, stdout=subprocess.PIPE, timeout=120)
 
 
 @pytest.fixture(scope="module")
