@@ -94,6 +94,8 @@ class Fleet:
         self.collections = collections
         self.scenario = scenario
         self.runs = 0
+        # Arguments every ansible-playbook run of this fleet gets first (a fixture's own setting).
+        self.default_args: List[str] = []
         subprocess.run(
             [PYTHON, FLEET, "up", "--dir", directory, "--scenario", scenario, "--settle-seconds", "3"] + (["--nodes", str(nodes)] if nodes else []),
             check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=180,
@@ -205,7 +207,7 @@ class Fleet:
             with open(extra_file, "w", encoding="utf-8") as handle:
                 json.dump(extra, handle)
             command += ["-e", "@" + extra_file]
-        command += list(args)
+        command += self.default_args + list(args)
         env = dict(
             os.environ,
             ANSIBLE_COLLECTIONS_PATH=self.collections,
@@ -524,7 +526,12 @@ def test_kubelet_failing_after_repair_gets_the_original_back_and_stays_cordoned(
 
 @pytest.fixture(scope="module")
 def outages(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
-    yield from make_fleet(tmp_path_factory, collections_path, "all-drift")
+    """The role's own handling of API failures, without the cluster lock (numa_drift_lock=false, as operators may
+    run it): with the lock, the rollout gate meets an outage first (test_an_api_outage_stops_the_rollout_at_the_gate),
+    and a release that fails in an outage leaves the Lease held until it expires, as it should."""
+    for fleet in make_fleet(tmp_path_factory, collections_path, "all-drift"):
+        fleet.default_args = ["-e", "numa_drift_lock=false"]
+        yield fleet
 
 
 def test_api_outage_before_cordon_touches_no_node_and_stops_the_rollout(outages: Fleet) -> None:
@@ -761,8 +768,10 @@ def test_a_held_lease_stops_a_second_run_and_a_stale_one_is_taken_over(controls:
     now = time.time()
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now))
     spec = {"holderIdentity": "someone-else", "leaseDurationSeconds": 600, "acquireTime": stamp, "renewTime": stamp}
-    lease = {"metadata": {"name": "nodeops-numa-drift"}, "spec": spec}
-    created = fleet.api("POST", LEASE, lease)
+    existing = fleet.api("GET", LEASE + "/nodeops-numa-drift")  # released by the earlier runs of this fleet
+    assert existing["spec"].get("holderIdentity") is None, existing
+    existing["spec"] = spec
+    created = fleet.api("PUT", LEASE + "/nodeops-numa-drift", existing)
     run = fleet.playbook("remediate", "-l", name)
     assert run.rc != 0, run.tail()
     assert "another rollout holds the cluster lock" in run.output and "someone-else" in run.output
@@ -777,6 +786,20 @@ def test_a_held_lease_stops_a_second_run_and_a_stale_one_is_taken_over(controls:
     assert again.rows()[name]["action"] == "dry_run"
     holders = lease_holders(fleet)
     assert holders[-1] is None and holders[-2] not in (None, "someone-else"), holders
+
+
+def test_an_api_outage_stops_the_rollout_at_the_gate(controls: Fleet) -> None:
+    fleet = controls
+    names = sorted(fleet.nodes)[2:4]
+    fleet.outage(600)
+    try:
+        run = fleet.playbook("remediate", "-l", ",".join(names))
+    finally:
+        fleet.end_outage()
+    assert run.rc != 0, run.tail()
+    assert "the rollout controls could not be checked" in run.output, run.tail()
+    assert {row["action"] for row in run.rows().values()} == {"not_processed"}
+    assert untouched(fleet, names)
 
 
 def test_pause_stops_the_rollout_before_the_next_batch(controls: Fleet) -> None:

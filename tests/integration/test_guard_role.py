@@ -21,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
 
 PROGRAM = "usr/local/libexec/nodeops-numa-drift/numa-drift-guard"
 DROPIN = "etc/systemd/system/kubelet.service.d/nodeops-numa-drift-guard.conf"
-UNIT = "[Unit]\nDescription=kubelet\n[Service]\nExecStart=/usr/bin/kubelet\nRestart=always\n"
+UNIT = "[Unit]\nDescription=kubelet\n[Service]\nExecStart=/usr/bin/kubelet --config=/var/lib/kubelet/config.yaml\nRestart=always\n"
 
 
 def play(tmp_path, env, root, **extra):
