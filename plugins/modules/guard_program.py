@@ -13,7 +13,7 @@ description:
   - Builds, on the controller, one self-contained executable (a Python zipapp behind C(#!/usr/bin/env python3)) from
     this collection's own C(plugins/module_utils), and copies it to I(dest) with mode 0755.
   - The build is reproducible (fixed timestamps, name order), so the task reports C(changed) only when the bytes differ.
-  - The program needs only the node's C(python3) (3.9 or newer, standard library; PyYAML for a YAML kubelet config).
+  - The program needs only the node's C(python3) (3.9 or newer, standard library only; YAML kubelet configs are read by the engine's own reader).
     See the collection's docs/guard.md.
 author:
   - nodeops.numa_drift contributors (@nodeops)

@@ -64,7 +64,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 COLLECTION_MODULE = "ansible_collections.nodeops.numa_drift.plugins.module_utils"
@@ -143,6 +143,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state 
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import NodeFacts, read_node_facts  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError, parse_quantity  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import replace  # noqa: E402
 
 ERA_CHOICES = ("legacy", "1.37")
 KUBELET_VERSIONS = {"legacy": "v1.33.4-sandbox", "1.37": "v1.37.0-sandbox"}

@@ -208,9 +208,19 @@ def ssh_base(vm: dict, extra: Sequence[str] = ()) -> List[str]:
             "-o", "ConnectTimeout=10"] + list(extra) + ["%s@127.0.0.1" % SSH_USER]
 
 
+# ssh's own failures before the command ran (exit 255): a guest under TCG on a busy host can be slow to
+# answer the handshake right after boot. These are tried again; anything after the handshake is not.
+_SSH_NOT_CONNECTED = re.compile(r"during banner exchange|Connection timed out|Connection refused")
+SSH_CONNECT_TRIES = 4
+
+
 def ssh(vm: dict, command: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(ssh_base(vm) + [command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            universal_newlines=True, timeout=timeout, check=False)
+    for attempt in range(1, SSH_CONNECT_TRIES + 1):
+        result = subprocess.run(ssh_base(vm) + [command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True, timeout=timeout, check=False)
+        if result.returncode != 255 or not _SSH_NOT_CONNECTED.search(result.stderr) or attempt == SSH_CONNECT_TRIES:
+            break
+        time.sleep(3 * attempt)
     if check and result.returncode != 0:
         raise RuntimeError("%s: ssh %r exited %d: %s" % (vm["name"], command, result.returncode, result.stderr.strip()))
     return result
