@@ -8,9 +8,11 @@
 
 1. Builds ``--hosts`` fake node trees (the unit tests' builders: a KASLR drift, 4 Guaranteed pods)
    and an inventory of as many local hosts (local connection, pipelining on by default).
-2. Each round runs ``ansible-playbook`` twice back to back on every host: one task of
-   ``ansible.builtin.ping`` (the do-nothing module: Ansible's floor per host) and one task of
-   ``nodeops.numa_drift.numa_drift_facts``; the order alternates between rounds. Wall time comes
+2. Each round runs ``ansible-playbook`` three times back to back on every host: one task of
+   ``ansible.builtin.ping`` (the do-nothing module: Ansible's floor per host), one task of
+   ``nodeops.numa_drift.numa_drift_facts`` with the node's bytecode cache filled (``probe``:
+   every run after a node's first) and the same with the cache off (``probe_cold``: a node's
+   first run after an install or upgrade); the order rotates between rounds. Wall time comes
    from the clock, CPU time (user + sys of ansible-playbook and every process it waited for:
    workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts.
 3. Payload: both modules once more with pipelining off and ``ANSIBLE_KEEP_REMOTE_FILES``: the size
@@ -50,6 +52,11 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils impo
 
 VENV_BIN = os.path.dirname(sys.executable)
 MODULES = {"noop": "ansible.builtin.ping", "probe": "nodeops.numa_drift.numa_drift_facts"}
+# The probe twice: with the node's bytecode cache filled (every run after a node's first), and
+# with it off (a node's first run after an install or upgrade; or PYTHONDONTWRITEBYTECODE set).
+KINDS = ("noop", "probe", "probe_cold")
+PLAYBOOK_OF = {"noop": "noop", "probe": "probe", "probe_cold": "probe"}
+CACHE_VARIABLE = "NODEOPS_NUMA_DRIFT_BYTECODE_CACHE"
 KASLR_KB = 45260
 
 # Counts every task start per host and times each host's first start to its last result.
@@ -142,7 +149,8 @@ def collections_dir(directory: str) -> str:
 
 
 def ansible_env(directory: str, collections: str, forks: int, pipelining: bool, **extra: str) -> Dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if not name.startswith("ANSIBLE_")}
+    # PYTHONDONTWRITEBYTECODE would keep the node's bytecode cache off (as Python's own): nodes rarely set it.
+    env = {name: value for name, value in os.environ.items() if not name.startswith("ANSIBLE_") and name != "PYTHONDONTWRITEBYTECODE"}
     config = os.path.join(directory, "ansible.cfg")
     if not os.path.exists(config):
         with open(config, "w", encoding="utf-8") as handle:
@@ -161,6 +169,7 @@ def ansible_env(directory: str, collections: str, forks: int, pipelining: bool, 
         ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal",
         PATH=VENV_BIN + os.pathsep + env.get("PATH", ""),
     )
+    env[CACHE_VARIABLE] = os.path.join(directory, "node-bytecode-cache")
     env.update(extra)
     return env
 
@@ -181,17 +190,31 @@ def timed_run(command: List[str], env: Dict[str, str], cwd: str) -> Tuple[float,
     return wall, usage.ru_utime + usage.ru_stime, text
 
 
+def kind_env(env: Dict[str, str], kind: str) -> Dict[str, str]:
+    """The environment of one kind of run: the cache in the bench directory, or off for ``probe_cold``."""
+    return dict(env, **{CACHE_VARIABLE: "off"}) if kind == "probe_cold" else env
+
+
+def warm_cache(directory: str, playbooks: Dict[str, str], inventory: str, env: Dict[str, str], host: str) -> None:
+    """One untimed probe on one host fills the node's bytecode cache (all hosts here share the machine)."""
+    timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, "-l", host, playbooks["probe"]], env, directory)
+    entries = os.listdir(env[CACHE_VARIABLE]) if os.path.isdir(env[CACHE_VARIABLE]) else []
+    if not any(os.listdir(os.path.join(env[CACHE_VARIABLE], entry)) for entry in entries):
+        raise RuntimeError("the probe left no bytecode cache under %s" % env[CACHE_VARIABLE])
+
+
 def module_rounds(directory: str, playbooks: Dict[str, str], inventory: str, env: Dict[str, str], hosts: int, rounds: int) -> Dict[str, Any]:
-    samples: Dict[str, List[Tuple[float, float]]] = {"noop": [], "probe": []}
+    samples: Dict[str, List[Tuple[float, float]]] = {kind: [] for kind in KINDS}
     for round_index in range(rounds):
-        order = ["noop", "probe"] if round_index % 2 == 0 else ["probe", "noop"]
-        for kind in order:
-            wall, cpu, text = timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, playbooks[kind]], env, directory)
+        shift = round_index % len(KINDS)
+        for kind in KINDS[shift:] + KINDS[:shift]:
+            wall, cpu, text = timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, playbooks[PLAYBOOK_OF[kind]]],
+                                        kind_env(env, kind), directory)
             succeeded = len(re.findall(r"\| (?:SUCCESS|CHANGED) ", text))
             if succeeded != hosts:
                 raise RuntimeError("%s: %d of %d hosts succeeded:\n%s" % (kind, succeeded, hosts, text[-4000:]))
             samples[kind].append((wall, cpu))
-            print("  round %d %-5s wall %7.2f s  cpu %7.2f s" % (round_index + 1, kind, wall, cpu), flush=True)
+            print("  round %d %-10s wall %7.2f s  cpu %7.2f s" % (round_index + 1, kind, wall, cpu), flush=True)
     result: Dict[str, Any] = {}
     for kind, values in samples.items():
         walls = [wall for wall, _cpu in values]
@@ -202,10 +225,11 @@ def module_rounds(directory: str, playbooks: Dict[str, str], inventory: str, env
             "wall_ms_per_host": round(statistics.median(walls) * 1000 / hosts, 1),
             "cpu_ms_per_host": round(statistics.median(cpus) * 1000 / hosts, 1),
         }
-    result["ratio"] = {
-        "wall": round(result["probe"]["wall_ms_per_host"] / result["noop"]["wall_ms_per_host"], 3),
-        "cpu": round(result["probe"]["cpu_ms_per_host"] / result["noop"]["cpu_ms_per_host"], 3),
-    }
+    for kind, key in (("probe", "ratio"), ("probe_cold", "ratio_cold")):
+        result[key] = {
+            "wall": round(result[kind]["wall_ms_per_host"] / result["noop"]["wall_ms_per_host"], 3),
+            "cpu": round(result[kind]["cpu_ms_per_host"] / result["noop"]["cpu_ms_per_host"], 3),
+        }
     return result
 
 
@@ -285,11 +309,12 @@ def report(results: Dict[str, Any]) -> List[str]:
     modules = results["modules"]
     lines = [
         "fleet benchmark: %(hosts)d hosts, %(rounds)d rounds, forks %(forks)d, strategy %(strategy)s, pipelining %(pipelining)s" % settings,
-        "%-7s %14s %14s" % ("module", "wall ms/host", "cpu ms/host"),
+        "%-10s %14s %14s" % ("module", "wall ms/host", "cpu ms/host"),
     ]
-    for kind in ("noop", "probe"):
-        lines.append("%-7s %14.1f %14.1f" % (kind, modules[kind]["wall_ms_per_host"], modules[kind]["cpu_ms_per_host"]))
+    for kind in KINDS:
+        lines.append("%-10s %14.1f %14.1f" % (kind, modules[kind]["wall_ms_per_host"], modules[kind]["cpu_ms_per_host"]))
     lines.append("ratio probe/noop: wall %.3f, cpu %.3f" % (modules["ratio"]["wall"], modules["ratio"]["cpu"]))
+    lines.append("ratio probe_cold/noop (bytecode cache off): wall %.3f, cpu %.3f" % (modules["ratio_cold"]["wall"], modules["ratio_cold"]["cpu"]))
     payload = results.get("payload")
     if payload:
         for kind in ("noop", "probe"):
@@ -330,8 +355,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         results: Dict[str, Any] = {
             "settings": {"hosts": options.hosts, "rounds": options.rounds, "forks": options.forks, "strategy": options.strategy,
                          "pipelining": options.pipelining, "cpus": os.cpu_count(), "python": sys.version.split()[0]},
-            "modules": module_rounds(directory, playbooks, inventory, env, options.hosts, options.rounds),
         }
+        warm_cache(directory, playbooks, inventory, env, sorted(roots)[0])
+        results["modules"] = module_rounds(directory, playbooks, inventory, env, options.hosts, options.rounds)
         if not options.skip_payload:
             results["payload"] = payloads(directory, playbooks, inventory, collections)
         if not options.skip_role:

@@ -206,6 +206,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+
+_bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
+
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts, numbers_text, summary_line
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import kubelet_processes

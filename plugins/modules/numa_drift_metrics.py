@@ -64,6 +64,10 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+
+_bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
+
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import HistoryError, history_path, read_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._metrics import metrics_path, render_metrics, write_metrics

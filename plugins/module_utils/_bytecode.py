@@ -1,0 +1,266 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A node-side cache of this collection's compiled engine, so a node compiles it once, not every run.
+
+AnsiballZ runs a module from a zip on ``sys.path``; zipimport neither reads nor writes ``.pyc``
+files for a source-only archive, so every run compiles every imported file again. For the probe
+that compile is most of its cost over Ansible's floor (docs/fleet-scale.md). :func:`install`
+puts a finder in front of the import system for this collection's ``module_utils`` only, and
+only when they come from a zip: the code object of each file is kept under
+
+    /var/cache/nodeops-numa-drift/bytecode/<cache tag>/     (root; others: ~/.cache/...)
+
+named by the module and the SHA-256 of its source, so a new collection version simply misses.
+Python's own rules for ``__pycache__`` are the model: the code is trusted because only the
+user that runs the module can write the directory; here that is checked (owned by that user,
+not group- or world-writable, no symbolic links), and each entry carries the SHA-256 of its
+marshalled code, so a torn or foreign file is recompiled instead of run.
+
+The cache never changes what a module does: any problem with it (no space, read-only file
+system, a directory owned by someone else) means compiling as without it. The environment
+variable ``NODEOPS_NUMA_DRIFT_BYTECODE_CACHE`` names another directory, or ``off``.
+Stdlib only, Python >= 3.9.
+"""
+
+from __future__ import annotations
+
+import _imp
+import hashlib
+import importlib.machinery
+import importlib.util
+import marshal
+import os
+import stat
+import sys
+import tempfile
+import zipimport
+from typing import Any, Mapping, Optional, Tuple
+
+__all__ = ["ENVIRONMENT_VARIABLE", "SYSTEM_DIRECTORY", "cache_directory", "install"]
+
+ENVIRONMENT_VARIABLE = "NODEOPS_NUMA_DRIFT_BYTECODE_CACHE"
+SYSTEM_DIRECTORY = "/var/cache/nodeops-numa-drift/bytecode"
+PACKAGE = "ansible_collections.nodeops.numa_drift.plugins.module_utils."
+OFF = ("off", "false", "no", "0")
+ENTRY_SUFFIX = ".code"
+MAX_ENTRY_BYTES = 8 * 1024 * 1024
+_DIGEST_BYTES = 32
+
+
+def cache_directory(environ: Mapping[str, str], euid: int, home: Optional[str]) -> Optional[str]:
+    """The directory for this interpreter's entries, or None when the cache is off."""
+    chosen = environ.get(ENVIRONMENT_VARIABLE, "").strip()
+    if chosen.lower() in OFF:
+        return None
+    if not chosen:
+        if euid == 0:
+            chosen = SYSTEM_DIRECTORY
+        elif home:
+            chosen = os.path.join(home, ".cache", "nodeops-numa-drift", "bytecode")
+        else:
+            return None
+    tag = sys.implementation.cache_tag
+    return os.path.join(chosen, tag) if tag else None
+
+
+def entry_name(module_name: str, source: bytes) -> str:
+    """``<module>.<sha256 of the interpreter's magic number, the name and the source>.code``."""
+    digest = hashlib.sha256(importlib.util.MAGIC_NUMBER + module_name.encode() + b"\0" + source).hexdigest()
+    return "%s.%s%s" % (module_name.rsplit(".", 1)[-1], digest, ENTRY_SUFFIX)
+
+
+def pack(code: Any) -> bytes:
+    """The interpreter's magic number, the SHA-256 of the marshalled code, the marshalled code."""
+    data = marshal.dumps(code)
+    return importlib.util.MAGIC_NUMBER + hashlib.sha256(data).digest() + data
+
+
+def unpack(blob: bytes) -> Optional[Any]:
+    """The code object of a :func:`pack` result, or None when it is not one for this interpreter."""
+    magic = importlib.util.MAGIC_NUMBER
+    header = len(magic) + _DIGEST_BYTES
+    if len(blob) <= header or blob[:len(magic)] != magic:
+        return None
+    data = blob[header:]
+    if hashlib.sha256(data).digest() != blob[len(magic):header]:
+        return None
+    try:
+        return marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
+def _private(mode: int, uid: int, euid: int) -> bool:
+    return uid == euid and not mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def trusted_directory(directory: str, euid: int) -> bool:
+    """The directory and its parent are real directories only ``euid`` can write (or root, for the parent)."""
+    try:
+        leaf = os.lstat(directory)
+        parent = os.lstat(os.path.dirname(directory))
+    except OSError:
+        return False
+    if not (stat.S_ISDIR(leaf.st_mode) and stat.S_ISDIR(parent.st_mode)):
+        return False
+    parent_owner_ok = parent.st_uid in (euid, 0) and not parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    return _private(leaf.st_mode, leaf.st_uid, euid) and parent_owner_ok
+
+
+def read_entry(directory: str, name: str, euid: int) -> Optional[Any]:
+    """The cached code of ``name``, or None (missing, not private, too large, torn or foreign)."""
+    try:
+        descriptor = os.open(os.path.join(directory, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode) or not _private(status.st_mode, status.st_uid, euid):
+            return None
+        if status.st_size > MAX_ENTRY_BYTES:
+            return None
+        return unpack(handle.read(MAX_ENTRY_BYTES + 1))
+
+
+def write_entry(directory: str, name: str, code: Any) -> None:
+    """Store ``code`` as ``name`` (temp file and rename) and drop older entries of the same module."""
+    handle, temp_path = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(pack(code))
+        os.rename(temp_path, os.path.join(directory, name))
+    except BaseException:
+        os.unlink(temp_path)
+        raise
+    module_prefix = name.split(".", 1)[0] + "."
+    for other in os.listdir(directory):
+        if other != name and other.startswith(module_prefix) and other.endswith(ENTRY_SUFFIX):
+            try:
+                os.unlink(os.path.join(directory, other))
+            except OSError:
+                pass
+
+
+class _Cache:
+    """One directory of entries, created on the first write and checked once per process."""
+
+    def __init__(self, directory: str, euid: int) -> None:
+        self.directory = directory
+        self.euid = euid
+        self._usable: Optional[bool] = None
+
+    def usable(self, create: bool) -> bool:
+        if self._usable is None or (create and not self._usable):
+            if create and not os.path.isdir(self.directory):
+                try:
+                    os.makedirs(self.directory, mode=0o700)
+                except OSError:
+                    pass
+            self._usable = trusted_directory(self.directory, self.euid)
+        return self._usable
+
+    def code(self, module_name: str, source: bytes, origin: str) -> Any:
+        name = entry_name(module_name, source)
+        code = read_entry(self.directory, name, self.euid) if self.usable(create=False) else None
+        if code is not None:
+            _imp._fix_co_filename(code, origin)  # as importlib does for a .pyc: tracebacks name this run's file
+            return code
+        code = compile(source, origin, "exec", dont_inherit=True)
+        if not sys.dont_write_bytecode and self.usable(create=True):
+            try:
+                write_entry(self.directory, name, code)
+            except OSError:
+                pass
+        return code
+
+
+class _CachedLoader:
+    """Runs one source file of the zip, with its code object taken from the cache."""
+
+    def __init__(self, source: bytes, origin: str, cache: _Cache) -> None:
+        self._source = source
+        self._origin = origin
+        self._cache = cache
+
+    def create_module(self, spec: Any) -> None:  # pylint: disable=unused-argument
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        exec(self.get_code(module.__name__), module.__dict__)  # pylint: disable=exec-used
+
+    def get_code(self, fullname: str) -> Any:
+        return self._cache.code(fullname, self._source, self._origin)
+
+    def get_source(self, fullname: str) -> str:  # pylint: disable=unused-argument
+        return importlib.util.decode_source(self._source)
+
+    def is_package(self, fullname: str) -> bool:  # pylint: disable=unused-argument
+        return False
+
+
+def zipped_source(fullname: str, path: Any) -> Optional[Tuple[str, bytes]]:
+    """(origin, source) of module ``fullname`` when its package directory is inside a zip already imported from."""
+    leaf = fullname.rsplit(".", 1)[-1] + ".py"
+    for entry in path or ():
+        importer = sys.path_importer_cache.get(entry)
+        if importer is None and ".zip" in entry:
+            try:
+                importer = zipimport.zipimporter(entry)
+            except (zipimport.ZipImportError, OSError):
+                continue
+        if not isinstance(importer, zipimport.zipimporter):
+            continue
+        origin = entry + "/" + leaf
+        try:
+            return origin, importer.get_data(origin)
+        except OSError:
+            continue
+    return None
+
+
+class _Finder:
+    """Finds this collection's module_utils in the AnsiballZ zip and gives them the cached loader.
+
+    It builds the spec itself: zipimport's own ``find_spec`` asks its ``get_filename``, which
+    compiles the source only to learn the file name, so every zipped module is compiled twice.
+    Packages and anything not in a zip are left to the import system.
+    """
+
+    def __init__(self, cache: _Cache) -> None:
+        self.cache = cache
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:  # pylint: disable=unused-argument
+        if not fullname.startswith(PACKAGE):
+            return None
+        found = zipped_source(fullname, path)
+        if found is None:
+            return None
+        origin, source = found
+        spec = importlib.machinery.ModuleSpec(fullname, _CachedLoader(source, origin, self.cache), origin=origin)
+        spec.has_location = True
+        return spec
+
+    def invalidate_caches(self) -> None:
+        """Nothing to forget: entries are named by their source."""
+
+
+def _home(euid: int) -> Optional[str]:
+    try:
+        import pwd  # pylint: disable=import-outside-toplevel
+        return pwd.getpwuid(euid).pw_dir
+    except (ImportError, KeyError):
+        return None
+
+
+def install(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """Put the finder first on ``sys.meta_path`` (once); returns the cache directory, None when off."""
+    for finder in sys.meta_path:
+        if isinstance(finder, _Finder):
+            return finder.cache.directory
+    euid = os.geteuid()
+    directory = cache_directory(os.environ if environ is None else environ, euid, _home(euid) if euid else None)
+    if directory is None:
+        return None
+    sys.meta_path.insert(0, _Finder(_Cache(directory, euid)))
+    return directory
