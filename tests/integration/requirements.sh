@@ -13,12 +13,8 @@
 #   bash tests/integration/requirements.sh          install what is missing (root, apt-get)
 #   bash tests/integration/requirements.sh --check  only report; exit 1 when something is missing
 set -euo pipefail
-self=${BASH_SOURCE[0]}
-[ ! -L "$self" ] || self=$(readlink -f "$self")
-here=${self%/*}
-[ "$here" != "$self" ] || here=.
 # shellcheck source=tests/apt-requirements.sh
-. "$here/../apt-requirements.sh"
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../apt-requirements.sh"
 
 # command the tests run=Debian package that provides it
 apt_requirements test-requirements "${1:-}" \

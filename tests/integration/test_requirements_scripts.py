@@ -41,7 +41,7 @@ def bindir(tmp_path):
     """A PATH holding only what the scripts themselves need; commands are added per test."""
     d = tmp_path / "bin"
     d.mkdir()
-    for tool in ("sort", "grep", "readlink"):
+    for tool in ("sort", "grep", "readlink", "dirname"):
         os.symlink(shutil.which(tool), str(d / tool))
     stub(str(d), "id", 'echo "${FAKE_UID:-0}"')
     return str(d)

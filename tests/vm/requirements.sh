@@ -6,12 +6,8 @@
 #   bash tests/vm/requirements.sh          install what is missing (root, apt-get)
 #   bash tests/vm/requirements.sh --check  only report; exit 1 when something is missing
 set -euo pipefail
-self=${BASH_SOURCE[0]}
-[ ! -L "$self" ] || self=$(readlink -f "$self")
-here=${self%/*}
-[ "$here" != "$self" ] || here=.
 # shellcheck source=tests/apt-requirements.sh
-. "$here/../apt-requirements.sh"
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../apt-requirements.sh"
 
 # command the VM tier runs=Debian package that provides it; qemu-system-x86_64 also needs its
 # firmware/option ROMs (seabios, ipxe-qemu) from the same package, hence the package on its own.
