@@ -15,8 +15,8 @@ import time
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _history
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import NOTHING_TO_DO
 
-NOTHING_TO_DO = ("in_sync", "no_checkpoint", "kubelet_tolerates")
 MARKER = "nodeops.numa_drift"
 SYSTEMD_STATUS_PROPERTIES = ("ActiveState", "SubState", "NRestarts", "MainPID", "ActiveEnterTimestampMonotonic")
 

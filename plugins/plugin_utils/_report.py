@@ -14,7 +14,8 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-NOTHING_TO_DO = ("in_sync", "no_checkpoint", "kubelet_tolerates")
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import NOTHING_TO_DO
+
 MEMORY = "memory"
 FAILED_ACTIONS = ("failed", "rolled_back")
 # The bound line sits at this fraction of the half-track when no drift is larger: room to see "within".
