@@ -15,8 +15,9 @@
    first run after an install or upgrade); the order rotates between rounds. Wall time comes
    from the clock, CPU time (user + sys of ansible-playbook and every process it waited for:
    workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts.
-3. Payload: both modules once more with pipelining off and ``ANSIBLE_KEEP_REMOTE_FILES``: the size
-   of each ``AnsiballZ_*.py`` and of the files its zip carries.
+3. Payload: each kind once more on one host with pipelining off and ``ANSIBLE_KEEP_REMOTE_FILES``:
+   every ``AnsiballZ_*.py`` it sent (the probe's action plugin sends ``cached_run`` first, and the
+   probe module itself only when the node's cache cannot run it), and the files each zip carries.
 4. The remediate role on the sandbox fleet (tests/sandbox/fleet.py, mixed scenario): a callback
    counts the task starts and times them on a repaired node (drift_within_bound) and on
    nothing-to-do nodes (in_sync, no_checkpoint). ``--skip-role`` leaves this out.
@@ -245,25 +246,34 @@ def payload_contents(path: str) -> Dict[str, int]:
 
 
 def payloads(directory: str, playbooks: Dict[str, str], inventory: str, collections: str) -> Dict[str, Any]:
-    """Keep the remote files of one host (pipelining off) and measure each module's AnsiballZ file."""
-    result = {}
-    for kind, module in MODULES.items():
+    """Keep the remote files of one host (pipelining off) and measure every AnsiballZ file each kind of run sends.
+
+    ``probe`` runs with the node's bytecode cache filled: the action plugin sends only
+    ``cached_run``; ``probe_cold`` with the cache off: ``cached_run``, then the probe module.
+    """
+    result: Dict[str, Any] = {}
+    for kind in KINDS:
         remote = os.path.join(directory, "remote-%s" % kind)
-        env = ansible_env(directory, collections, 1, False, ANSIBLE_KEEP_REMOTE_FILES="1", ANSIBLE_REMOTE_TEMP=remote)
-        timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, "-l", "bench-node-0001", playbooks[kind]], env, directory)
-        name = "AnsiballZ_%s.py" % module.rsplit(".", 1)[1]
-        found = [os.path.join(top, name) for top, _dirs, files in os.walk(remote) if name in files]
-        if not found:
-            raise RuntimeError("no %s under %s" % (name, remote))
-        contents = payload_contents(found[0])
-        result[kind] = {
-            "module": module,
-            "ansiballz_bytes": os.path.getsize(found[0]),
-            "zip_files": len(contents),
-            "zip_uncompressed_bytes": sum(contents.values()),
-            "collection_files": {name: size for name, size in sorted(contents.items()) if name.startswith("ansible_collections/") and size},
-        }
+        env = kind_env(ansible_env(directory, collections, 1, False, ANSIBLE_KEEP_REMOTE_FILES="1", ANSIBLE_REMOTE_TEMP=remote), kind)
+        timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, "-l", "bench-node-0001", playbooks[PLAYBOOK_OF[kind]]],
+                  env, directory)
+        sent = sorted(os.path.join(top, name) for top, _dirs, files in os.walk(remote) for name in files
+                      if name.startswith("AnsiballZ_") and name.endswith(".py"))
+        if not sent:
+            raise RuntimeError("no AnsiballZ file under %s" % remote)
+        files = []
+        for path in sent:
+            contents = payload_contents(path)
+            files.append({
+                "module": os.path.basename(path)[len("AnsiballZ_"):-len(".py")],
+                "ansiballz_bytes": os.path.getsize(path),
+                "zip_files": len(contents),
+                "zip_uncompressed_bytes": sum(contents.values()),
+                "collection_files": {name: size for name, size in sorted(contents.items()) if name.startswith("ansible_collections/") and size},
+            })
+        result[kind] = {"module": MODULES[PLAYBOOK_OF[kind]], "sent": files, "ansiballz_bytes": sum(entry["ansiballz_bytes"] for entry in files)}
     result["difference_bytes"] = result["probe"]["ansiballz_bytes"] - result["noop"]["ansiballz_bytes"]
+    result["difference_cold_bytes"] = result["probe_cold"]["ansiballz_bytes"] - result["noop"]["ansiballz_bytes"]
     return result
 
 
@@ -317,10 +327,11 @@ def report(results: Dict[str, Any]) -> List[str]:
     lines.append("ratio probe_cold/noop (bytecode cache off): wall %.3f, cpu %.3f" % (modules["ratio_cold"]["wall"], modules["ratio_cold"]["cpu"]))
     payload = results.get("payload")
     if payload:
-        for kind in ("noop", "probe"):
-            lines.append("payload %-5s %s: %d bytes (zip: %d files, %d bytes uncompressed)" % (
-                kind, payload[kind]["module"], payload[kind]["ansiballz_bytes"], payload[kind]["zip_files"], payload[kind]["zip_uncompressed_bytes"]))
-        lines.append("payload difference: %d bytes" % payload["difference_bytes"])
+        for kind in KINDS:
+            sent = ", ".join("%s %d bytes (zip: %d files, %d bytes uncompressed)" % (
+                entry["module"], entry["ansiballz_bytes"], entry["zip_files"], entry["zip_uncompressed_bytes"]) for entry in payload[kind]["sent"])
+            lines.append("payload %-10s %d bytes sent: %s" % (kind, payload[kind]["ansiballz_bytes"], sent))
+        lines.append("payload difference: %d bytes (cold: %d bytes)" % (payload["difference_bytes"], payload["difference_cold_bytes"]))
     for case, entry in (results.get("role") or {}).items():
         lines.append("role %-13s %-12s %3d task starts (%d ok, %d changed, %d skipped, %d failed), role %.2f s, playbook %.2f s wall" % (
             case, entry["host"], entry["task_starts"], entry["ok"], entry["changed"], entry["skipped"], entry["failed"],

@@ -6,7 +6,7 @@
 AnsiballZ runs a module from a zip on ``sys.path``; zipimport neither reads nor writes ``.pyc``
 files for a source-only archive, so every run compiles every imported file again. For the probe
 that compile is most of its cost over Ansible's floor (docs/fleet-scale.md). :func:`install`
-puts a finder in front of the import system for this collection's ``module_utils`` only, and
+puts a finder before the path finder for this collection's ``module_utils`` only, and
 only when they come from a zip: the code object of each file is kept under
 
     /var/cache/nodeops-numa-drift/bytecode/<cache tag>/     (root; others: ~/.cache/...)
@@ -26,6 +26,7 @@ Stdlib only, Python >= 3.9.
 from __future__ import annotations
 
 import _imp
+import builtins
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -34,14 +35,20 @@ import os
 import stat
 import sys
 import tempfile
+import types
 import zipimport
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-__all__ = ["ENVIRONMENT_VARIABLE", "SYSTEM_DIRECTORY", "cache_directory", "install"]
+__all__ = ["ENVIRONMENT_VARIABLE", "MANIFEST_VARIABLE", "OUTCOME_KEY", "SYSTEM_DIRECTORY", "cache_directory", "format_manifest",
+           "install", "run_cached", "source_digest"]
 
 ENVIRONMENT_VARIABLE = "NODEOPS_NUMA_DRIFT_BYTECODE_CACHE"
+MANIFEST_VARIABLE = "NODEOPS_NUMA_DRIFT_MANIFEST"
+OUTCOME_KEY = "nodeops_numa_drift_bytecode_cache"
 SYSTEM_DIRECTORY = "/var/cache/nodeops-numa-drift/bytecode"
-PACKAGE = "ansible_collections.nodeops.numa_drift.plugins.module_utils."
+COLLECTION = "ansible_collections.nodeops.numa_drift.plugins."
+PACKAGE = COLLECTION + "module_utils."
+MODULES = COLLECTION + "modules."
 OFF = ("off", "false", "no", "0")
 ENTRY_SUFFIX = ".code"
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
@@ -64,10 +71,36 @@ def cache_directory(environ: Mapping[str, str], euid: int, home: Optional[str]) 
     return os.path.join(chosen, tag) if tag else None
 
 
-def entry_name(module_name: str, source: bytes) -> str:
-    """``<module>.<sha256 of the interpreter's magic number, the name and the source>.code``."""
-    digest = hashlib.sha256(importlib.util.MAGIC_NUMBER + module_name.encode() + b"\0" + source).hexdigest()
-    return "%s.%s%s" % (module_name.rsplit(".", 1)[-1], digest, ENTRY_SUFFIX)
+def source_digest(source: bytes) -> str:
+    return hashlib.sha256(source).hexdigest()
+
+
+def short_name(module_name: str) -> str:
+    """``module_utils._drift`` for this collection's files (the directory is per interpreter already)."""
+    return module_name[len(COLLECTION):] if module_name.startswith(COLLECTION) else module_name
+
+
+def entry_name(module_name: str, digest: str) -> str:
+    """``<short module name>.<SHA-256 of its source>.code``: the controller can name it without the source."""
+    return "%s.%s%s" % (short_name(module_name), digest, ENTRY_SUFFIX)
+
+
+def format_manifest(entries: Sequence[Tuple[str, str]]) -> str:
+    """``name=digest,...`` (short names); the first entry is the module to run, the rest what it imports."""
+    return ",".join("%s=%s" % (short_name(name), digest) for name, digest in entries)
+
+
+def parse_manifest(text: str) -> List[Tuple[str, str]]:
+    """The (module name, source digest) pairs of :func:`format_manifest`; ValueError when malformed."""
+    entries = []
+    for item in text.split(","):
+        name, _sep, digest = item.partition("=")
+        if not name or len(digest) != 64 or not all(char in "0123456789abcdef" for char in digest):
+            raise ValueError("malformed manifest entry %r" % item)
+        entries.append((COLLECTION + name, digest))
+    if not entries[0][0].startswith(MODULES):
+        raise ValueError("the manifest names no module to run first")
+    return entries
 
 
 def pack(code: Any) -> bytes:
@@ -133,7 +166,7 @@ def write_entry(directory: str, name: str, code: Any) -> None:
     except BaseException:
         os.unlink(temp_path)
         raise
-    module_prefix = name.split(".", 1)[0] + "."
+    module_prefix = name[:-len(ENTRY_SUFFIX) - 64]
     for other in os.listdir(directory):
         if other != name and other.startswith(module_prefix) and other.endswith(ENTRY_SUFFIX):
             try:
@@ -160,19 +193,46 @@ class _Cache:
             self._usable = trusted_directory(self.directory, self.euid)
         return self._usable
 
-    def code(self, module_name: str, source: bytes, origin: str) -> Any:
-        name = entry_name(module_name, source)
-        code = read_entry(self.directory, name, self.euid) if self.usable(create=False) else None
+    def cached(self, module_name: str, digest: str, origin: str) -> Optional[Any]:
+        code = read_entry(self.directory, entry_name(module_name, digest), self.euid) if self.usable(create=False) else None
         if code is not None:
             _imp._fix_co_filename(code, origin)  # as importlib does for a .pyc: tracebacks name this run's file
-            return code
-        code = compile(source, origin, "exec", dont_inherit=True)
-        if not sys.dont_write_bytecode and self.usable(create=True):
+        return code
+
+    def writable(self) -> bool:
+        return not sys.dont_write_bytecode and self.usable(create=True)
+
+    def code(self, module_name: str, source: bytes, origin: str) -> Any:
+        digest = source_digest(source)
+        code = self.cached(module_name, digest, origin)
+        if code is None:
+            code = compile(source, origin, "exec", dont_inherit=True)
+            self.store(module_name, digest, code)
+        return code
+
+    def store(self, module_name: str, digest: str, code: Any) -> None:
+        if self.writable():
             try:
-                write_entry(self.directory, name, code)
+                write_entry(self.directory, entry_name(module_name, digest), code)
             except OSError:
                 pass
-        return code
+
+    def keep_main(self) -> None:
+        """Cache the code of the module AnsiballZ runs, when it is one of this collection's (for :func:`run_cached`)."""
+        main = sys.modules.get("__main__")
+        module_name = getattr(main, "_module_fqn", "")
+        origin = getattr(main, "__file__", None) or ""
+        loader = getattr(main, "__loader__", None)
+        if not module_name.startswith(MODULES) or not isinstance(loader, zipimport.zipimporter):
+            return
+        try:
+            source = loader.get_data(origin)
+        except OSError:
+            return
+        digest = source_digest(source)
+        if self.usable(create=False) and os.path.exists(os.path.join(self.directory, entry_name(module_name, digest))):
+            return
+        self.store(module_name, digest, compile(source, origin, "exec", dont_inherit=True))
 
 
 class _CachedLoader:
@@ -253,14 +313,115 @@ def _home(euid: int) -> Optional[str]:
         return None
 
 
-def install(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
-    """Put the finder first on ``sys.meta_path`` (once); returns the cache directory, None when off."""
-    for finder in sys.meta_path:
-        if isinstance(finder, _Finder):
-            return finder.cache.directory
+def _insert_finder(finder: Any) -> None:
+    """Just before the path finder (zipimport's way in): built-in and frozen modules are never ours."""
+    for index, existing in enumerate(sys.meta_path):
+        if existing is importlib.machinery.PathFinder:
+            sys.meta_path.insert(index, finder)
+            return
+    sys.meta_path.append(finder)
+
+
+def _cache(environ: Optional[Mapping[str, str]]) -> Optional[_Cache]:
     euid = os.geteuid()
     directory = cache_directory(os.environ if environ is None else environ, euid, _home(euid) if euid else None)
-    if directory is None:
+    return None if directory is None else _Cache(directory, euid)
+
+
+def install(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """Put the finder on ``sys.meta_path`` (once) and keep the running module's code; the directory, or None."""
+    for finder in sys.meta_path:
+        if isinstance(finder, (_Finder, _ManifestFinder)):
+            return finder.cache.directory
+    cache = _cache(environ)
+    if cache is None:
         return None
-    sys.meta_path.insert(0, _Finder(_Cache(directory, euid)))
-    return directory
+    _insert_finder(_Finder(cache))
+    cache.keep_main()
+    return cache.directory
+
+
+class CacheMiss(ImportError):
+    """A module of this collection that the manifest does not name, or that the cache does not hold."""
+
+
+class _CodeLoader:
+    """Runs a code object read from the cache (no source on this side)."""
+
+    def __init__(self, code: Any) -> None:
+        self._code = code
+
+    def create_module(self, spec: Any) -> None:  # pylint: disable=unused-argument
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        exec(self._code, module.__dict__)  # pylint: disable=exec-used
+
+    def is_package(self, fullname: str) -> bool:  # pylint: disable=unused-argument
+        return False
+
+
+class _ManifestFinder:
+    """Serves the manifest's modules from their cached code; any other file of the engine is a :class:`CacheMiss`."""
+
+    def __init__(self, cache: _Cache, codes: Mapping[str, Tuple[str, Any]]) -> None:
+        self.cache = cache
+        self.codes = codes
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:  # pylint: disable=unused-argument
+        if fullname in self.codes:
+            origin, code = self.codes[fullname]
+            spec = importlib.machinery.ModuleSpec(fullname, _CodeLoader(code), origin=origin)
+            spec.has_location = True
+            return spec
+        if fullname.startswith(PACKAGE):
+            raise CacheMiss("%s is not in the bytecode cache's manifest" % fullname, name=fullname)
+        return None
+
+    def invalidate_caches(self) -> None:
+        """Nothing to forget."""
+
+
+def load_manifest(cache: _Cache, entries: Sequence[Tuple[str, str]]) -> Optional[Dict[str, Tuple[str, Any]]]:
+    """(origin, code) of every manifest entry, or None when one is not in the cache."""
+    codes = {}
+    for module_name, digest in entries:
+        origin = os.path.join(cache.directory, entry_name(module_name, digest))
+        code = cache.cached(module_name, digest, origin)
+        if code is None:
+            return None
+        codes[module_name] = (origin, code)
+    return codes
+
+
+def run_cached(environ: Optional[Mapping[str, str]] = None) -> str:
+    """Run the manifest's module from the cache; it exits the process itself (``exit_json``).
+
+    Returns only when it could not: ``off`` (no cache here), ``unusable`` (the cache cannot be
+    written here, so a run of the full module will not fill it either) or ``miss`` (an entry is
+    not there yet: the full module's run fills it).
+    """
+    environ = os.environ if environ is None else environ
+    cache = _cache(environ)
+    if cache is None:
+        return "off"
+    try:
+        entries = parse_manifest(environ.get(MANIFEST_VARIABLE, ""))
+    except ValueError:
+        return "miss"
+    codes = load_manifest(cache, entries)
+    if codes is None:
+        return "miss" if cache.writable() else "unusable"
+    finder = _ManifestFinder(cache, codes)
+    _insert_finder(finder)
+    module_name = entries[0][0]
+    origin, code = codes.pop(module_name)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=origin, __builtins__=builtins, _module_fqn=module_name)
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)  # pylint: disable=exec-used
+    except CacheMiss:
+        sys.meta_path.remove(finder)
+        return "miss"
+    raise RuntimeError("%s did not exit" % module_name)

@@ -20,21 +20,30 @@ def test_quick_fleet_benchmark_reports_modules_payloads_and_role_task_counts(tmp
     assert completed.returncode == 0, completed.stdout
     results = json.loads(output.read_text(encoding="utf-8"))
     assert results["settings"]["hosts"] == 5 and results["settings"]["rounds"] == 1 and results["settings"]["pipelining"] is True
-    for kind in ("noop", "probe"):
+    for kind in ("noop", "probe", "probe_cold"):
         figures = results["modules"][kind]
         assert len(figures["wall_s"]) == 1 and len(figures["cpu_s"]) == 1
         assert figures["wall_ms_per_host"] > 0 and figures["cpu_ms_per_host"] > 0
-    ratio = results["modules"]["ratio"]
-    assert ratio["cpu"] == round(results["modules"]["probe"]["cpu_ms_per_host"] / results["modules"]["noop"]["cpu_ms_per_host"], 3)
+    for kind, key in (("probe", "ratio"), ("probe_cold", "ratio_cold")):
+        ratio = results["modules"][key]
+        assert ratio["cpu"] == round(results["modules"][kind]["cpu_ms_per_host"] / results["modules"]["noop"]["cpu_ms_per_host"], 3)
     payload = results["payload"]
     assert payload["noop"]["module"] == "ansible.builtin.ping"
+    assert [entry["module"] for entry in payload["noop"]["sent"]] == ["ping"]
+    assert payload["noop"]["sent"][0]["collection_files"] == {}
+    # With the node's bytecode cache filled, the probe sends only cached_run: the cache itself, no engine source.
+    warm = payload["probe"]["sent"]
     assert payload["probe"]["module"] == "nodeops.numa_drift.numa_drift_facts"
-    # The probe's zip carries its own module and engine files; the do-nothing module none of ours.
-    probe_files = payload["probe"]["collection_files"]
+    assert [entry["module"] for entry in warm] == ["cached_run"]
+    assert sorted(name.rsplit("/", 1)[1] for name in warm[0]["collection_files"]) == ["_bytecode.py", "cached_run.py"]
+    # With the cache off, cached_run answers "off" and the probe module (with the whole engine) runs.
+    cold = {entry["module"]: entry for entry in payload["probe_cold"]["sent"]}
+    assert sorted(cold) == ["cached_run", "numa_drift_facts"]
+    probe_files = cold["numa_drift_facts"]["collection_files"]
     assert "ansible_collections/nodeops/numa_drift/plugins/modules/numa_drift_facts.py" in probe_files
-    assert any(name.startswith("ansible_collections/nodeops/numa_drift/plugins/module_utils/") for name in probe_files)
-    assert payload["noop"]["collection_files"] == {}
+    assert "ansible_collections/nodeops/numa_drift/plugins/module_utils/_drift.py" in probe_files
     assert payload["difference_bytes"] == payload["probe"]["ansiballz_bytes"] - payload["noop"]["ansiballz_bytes"]
+    assert payload["probe"]["ansiballz_bytes"] == warm[0]["ansiballz_bytes"]
     role = results["role"]
     assert set(role) == {"repaired", "in_sync", "no_checkpoint"}
     for case, entry in role.items():

@@ -91,12 +91,25 @@ def test_cache_directory_follows_the_variable_then_root_then_home() -> None:
         assert _bytecode.cache_directory({_bytecode.ENVIRONMENT_VARIABLE: off}, 0, "/root") is None
 
 
-def test_entries_are_named_by_interpreter_module_and_source() -> None:
-    first = _bytecode.entry_name("a.b._drift", b"x = 1\n")
-    assert first.startswith("_drift.") and first.endswith(".code")
-    assert first == _bytecode.entry_name("a.b._drift", b"x = 1\n")
-    assert first != _bytecode.entry_name("a.b._drift", b"x = 2\n")
-    assert first != _bytecode.entry_name("a.c._drift", b"x = 1\n")
+def test_entries_are_named_by_module_and_source_digest() -> None:
+    digest = _bytecode.source_digest(b"x = 1\n")
+    first = _bytecode.entry_name(_bytecode.PACKAGE + "_drift", digest)
+    assert first == "module_utils._drift.%s.code" % digest
+    assert _bytecode.entry_name(_bytecode.MODULES + "numa_drift_facts", digest) == "modules.numa_drift_facts.%s.code" % digest
+    assert digest != _bytecode.source_digest(b"x = 2\n")
+    assert _bytecode.entry_name("other.pkg._drift", digest) == "other.pkg._drift.%s.code" % digest
+
+
+def test_manifest_round_trips_and_refuses_malformed_text() -> None:
+    digest = "ab" * 32
+    entries = [(_bytecode.MODULES + "numa_drift_facts", digest), (_bytecode.PACKAGE + "_drift", "cd" * 32)]
+    text = _bytecode.format_manifest(entries)
+    assert text == "modules.numa_drift_facts=%s,module_utils._drift=%s" % (digest, "cd" * 32)
+    assert _bytecode.parse_manifest(text) == entries
+    for bad in ("", "modules.x=abc", "modules.x=" + "g" * 64, "module_utils._drift=" + digest, "modules.x",
+                "modules.x=%s,=%s" % (digest, digest)):
+        with pytest.raises(ValueError):
+            _bytecode.parse_manifest(bad)
 
 
 def test_pack_round_trips_and_refuses_torn_foreign_or_altered_blobs() -> None:
@@ -126,7 +139,7 @@ def test_first_import_compiles_once_and_fills_the_cache_privately(tmp_path) -> N
     assert PACKAGE_DIR + "/_sample.py" not in result["compiled"]
     assert PACKAGE_DIR + "/_helper.py" not in result["compiled"]
     names = entries(tmp_path / "cache")
-    assert [name.split(".")[0] for name in names] == ["_helper", "_sample"]
+    assert [name.split(".")[1] for name in names] == ["_helper", "_sample"]
     directory = result["directory"]
     assert stat.S_IMODE(os.lstat(directory).st_mode) == 0o700
     for name in names:
@@ -137,7 +150,7 @@ def test_second_run_executes_the_cached_code_and_names_this_runs_file(tmp_path) 
     zip_path = build_zip(tmp_path / "first.zip")
     run_probe(zip_path, tmp_path / "cache")
     directory = os.path.join(str(tmp_path / "cache"), sys.implementation.cache_tag)
-    name = [entry for entry in entries(tmp_path / "cache") if entry.startswith("_helper.")][0]
+    name = [entry for entry in entries(tmp_path / "cache") if entry.startswith("module_utils._helper.")][0]
     # Put a different code object under the source's name: the import must run it, so the cache is read.
     with open(os.path.join(directory, name), "wb") as handle:
         handle.write(_bytecode.pack(compile("def twice(value):\n    return 3 * value\n", "old-path", "exec")))
@@ -155,7 +168,7 @@ def test_damaged_or_foreign_entries_are_recompiled_not_run(tmp_path, damage) -> 
     zip_path = build_zip(tmp_path / "payload.zip")
     run_probe(zip_path, tmp_path / "cache")
     directory = os.path.join(str(tmp_path / "cache"), sys.implementation.cache_tag)
-    name = [entry for entry in entries(tmp_path / "cache") if entry.startswith("_helper.")][0]
+    name = [entry for entry in entries(tmp_path / "cache") if entry.startswith("module_utils._helper.")][0]
     path = os.path.join(directory, name)
     foreign = _bytecode.pack(compile("def twice(value):\n    return 5 * value\n", "x", "exec"))
     if damage == "torn":
@@ -209,7 +222,8 @@ def test_a_new_source_replaces_the_modules_old_entry(tmp_path) -> None:
     result = run_probe(build_zip(tmp_path / "two.zip", SAMPLE.replace("twice(21)", "twice(4)")), tmp_path / "cache")
     after = entries(tmp_path / "cache")
     assert result["value"] == 8
-    assert len(after) == 2 and [name for name in after if name.startswith("_helper.")] == [name for name in before if name.startswith("_helper.")]
+    helper = "module_utils._helper."
+    assert len(after) == 2 and [name for name in after if name.startswith(helper)] == [name for name in before if name.startswith(helper)]
     assert set(after) != set(before)
 
 
@@ -227,3 +241,107 @@ def test_marshal_of_the_real_engine_is_what_the_cache_stores(tmp_path) -> None:
             with open(os.path.join(ENGINE, name), "rb") as handle:
                 code = compile(handle.read(), name, "exec", dont_inherit=True)
             assert _bytecode.unpack(_bytecode.pack(code)) == code, name
+
+
+MODULE_DIR = "ansible_collections/nodeops/numa_drift/plugins/modules"
+SAMPLE_MODULE = '''
+import json, sys
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+_bytecode.install()
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _sample
+
+
+def main():
+    print(json.dumps({"value": _sample.VALUE, "name": __name__, "file": __file__}))
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
+'''
+SAMPLE_FQN = _bytecode.MODULES + "sample"
+# As AnsiballZ runs a module: from its zip, as __main__, with _module_fqn in its globals.
+FULL_RUN = r'''
+import runpy, sys
+sys.path.insert(0, sys.argv[1])
+runpy.run_module(sys.argv[2], init_globals={"_module_fqn": sys.argv[2]}, run_name="__main__", alter_sys=True)
+'''
+# As cached_run does: a zip with the cache alone, the manifest in the environment.
+THIN_RUN = r'''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+print(json.dumps({"outcome": _bytecode.run_cached()}))
+'''
+
+
+def build_module_zip(path):
+    build_zip(path)
+    with zipfile.ZipFile(str(path), "a", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(MODULE_DIR + "/__init__.py", "")
+        archive.writestr(MODULE_DIR + "/sample.py", SAMPLE_MODULE)
+    return str(path)
+
+
+def build_thin_zip(path):
+    """The cache module and the package files only: no engine source, no module source."""
+    with zipfile.ZipFile(str(path), "w", zipfile.ZIP_DEFLATED) as archive:
+        parts = PACKAGE_DIR.split("/")
+        for depth in range(1, len(parts) + 1):
+            archive.writestr("/".join(parts[:depth]) + "/__init__.py", "")
+        with open(os.path.join(ENGINE, "_bytecode.py"), "rb") as handle:
+            archive.writestr(PACKAGE_DIR + "/_bytecode.py", handle.read())
+    return str(path)
+
+
+def sample_manifest(**wrong):
+    sources = {SAMPLE_FQN: SAMPLE_MODULE, _bytecode.PACKAGE + "_sample": SAMPLE, _bytecode.PACKAGE + "_helper": HELPER}
+    entries = [(name, wrong.get(name.rsplit(".", 1)[1], _bytecode.source_digest(source.encode()))) for name, source in sources.items()]
+    return _bytecode.format_manifest([entry for entry in entries if entry[1] != "leave-out"])
+
+
+def run_python(script, args, cache, env_extra=None):
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+    env[_bytecode.ENVIRONMENT_VARIABLE] = str(cache)
+    env.update(env_extra or {})
+    completed = subprocess.run([sys.executable, "-c", script] + list(args), env=env, check=False, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
+
+
+def test_a_full_run_caches_its_module_and_a_thin_run_runs_it_without_source(tmp_path) -> None:
+    full = run_python(FULL_RUN, [build_module_zip(tmp_path / "full.zip"), SAMPLE_FQN], tmp_path / "cache")
+    assert full["value"] == 42 and full["name"] == "__main__"
+    assert any(name.startswith("modules.sample.") for name in entries(tmp_path / "cache"))
+    thin = run_python(THIN_RUN, [build_thin_zip(tmp_path / "thin.zip")], tmp_path / "cache",
+                      {_bytecode.MANIFEST_VARIABLE: sample_manifest()})
+    # The module's own output: it ran (and exited) from the cache, with no source in the zip.
+    assert thin["value"] == 42 and thin["name"] == "__main__"
+    assert thin["file"].startswith(os.path.join(str(tmp_path / "cache"), sys.implementation.cache_tag, "modules.sample."))
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("stale_module", "miss"),      # the module's source changed since it was cached
+    ("stale_engine", "miss"),      # an engine file changed
+    ("missing_import", "miss"),    # the manifest leaves out a file the module imports
+    ("malformed", "miss"),
+    ("off", "off"),
+    ("unusable", "unusable"),      # empty cache, and this interpreter may not write one
+])
+def test_a_thin_run_that_cannot_run_the_module_says_why(tmp_path, case, expected) -> None:
+    run_python(FULL_RUN, [build_module_zip(tmp_path / "full.zip"), SAMPLE_FQN], tmp_path / "cache")
+    manifest = {
+        "stale_module": sample_manifest(sample="0" * 64),
+        "stale_engine": sample_manifest(_helper="0" * 64),
+        "missing_import": sample_manifest(_helper="leave-out"),
+        "malformed": "modules.sample=xyz",
+    }.get(case, sample_manifest())
+    cache = tmp_path / ("empty" if case == "unusable" else "cache")
+    extra = {_bytecode.MANIFEST_VARIABLE: manifest}
+    if case == "off":
+        cache = "off"
+    if case == "unusable":
+        extra["PYTHONDONTWRITEBYTECODE"] = "1"
+    thin = run_python(THIN_RUN, [build_thin_zip(tmp_path / "thin.zip")], cache, extra)
+    assert thin == {"outcome": expected}
