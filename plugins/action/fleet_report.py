@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Dict, Mapping, Optional, Tuple
 
@@ -12,6 +13,9 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _report
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import Api, ApiFailure
+
+# Seconds the whole pod-name lookup may take (a black-holed API must not stall the report).
+POD_LOOKUP_TIMEOUT = 10.0
 
 ARGUMENT_SPEC = {
     "kind": {"type": "str", "required": True, "choices": ["probe", "remediate"]},
@@ -58,11 +62,26 @@ class ActionModule(ActionBase):
             return known, "off: pod UIDs from the checkpoints only"
         if not wanted:
             return known, "api"
-        try:
-            api = Api(options.get("kubeconfig"), options.get("context"))
-            for node, uids in sorted(wanted.items()):
-                listing = api.list("v1", "Pod", field_selector="spec.nodeName=%s" % node)
-                known.update(_report.names_from_listing(uids, listing.get("items") or []))
-        except ApiFailure as failure:
-            return known, "API not reachable, pod UIDs from the checkpoints only: %s" % failure
+        # The Kubernetes client has no timeout of its own (discovery and list alike): the lookup runs
+        # in a daemon thread, and the report goes on without the names when it does not finish in time.
+        found: Dict[str, Any] = {}
+        failures = []
+
+        def look_up() -> None:
+            try:
+                api = Api(options.get("kubeconfig"), options.get("context"))
+                for node, uids in sorted(wanted.items()):
+                    listing = api.list("v1", "Pod", field_selector="spec.nodeName=%s" % node)
+                    found.update(_report.names_from_listing(uids, listing.get("items") or []))
+            except ApiFailure as failure:
+                failures.append(failure)
+
+        thread = threading.Thread(target=look_up, name="pod-name lookup", daemon=True)
+        thread.start()
+        thread.join(POD_LOOKUP_TIMEOUT)
+        if thread.is_alive():
+            return known, "API did not answer within %g s, pod UIDs from the checkpoints only" % POD_LOOKUP_TIMEOUT
+        if failures:
+            return known, "API not reachable, pod UIDs from the checkpoints only: %s" % failures[0]
+        known.update(found)
         return known, "api"
