@@ -124,8 +124,12 @@ def unpack(blob: bytes) -> Optional[Any]:
         return None
 
 
+def _others_may_write(mode: int) -> bool:
+    return bool(mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
 def _private(mode: int, uid: int, euid: int) -> bool:
-    return uid == euid and not mode & (stat.S_IWGRP | stat.S_IWOTH)
+    return uid == euid and not _others_may_write(mode)
 
 
 def trusted_directory(directory: str, euid: int) -> bool:
@@ -137,8 +141,8 @@ def trusted_directory(directory: str, euid: int) -> bool:
         return False
     if not (stat.S_ISDIR(leaf.st_mode) and stat.S_ISDIR(parent.st_mode)):
         return False
-    parent_owner_ok = parent.st_uid in (euid, 0) and not parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    return _private(leaf.st_mode, leaf.st_uid, euid) and parent_owner_ok
+    parent_ok = parent.st_uid in (euid, 0) and not _others_may_write(parent.st_mode)
+    return _private(leaf.st_mode, leaf.st_uid, euid) and parent_ok
 
 
 def read_entry(directory: str, name: str, euid: int) -> Optional[Any]:
@@ -156,8 +160,9 @@ def read_entry(directory: str, name: str, euid: int) -> Optional[Any]:
         return unpack(handle.read(MAX_ENTRY_BYTES + 1))
 
 
-def write_entry(directory: str, name: str, code: Any) -> None:
-    """Store ``code`` as ``name`` (temp file and rename) and drop older entries of the same module."""
+def write_entry(directory: str, module_name: str, digest: str, code: Any) -> None:
+    """Store ``code`` as the module's entry (temp file and rename) and drop its older entries."""
+    name = entry_name(module_name, digest)
     handle, temp_path = tempfile.mkstemp(prefix=".tmp-", dir=directory)
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -166,7 +171,7 @@ def write_entry(directory: str, name: str, code: Any) -> None:
     except BaseException:
         os.unlink(temp_path)
         raise
-    module_prefix = name[:-len(ENTRY_SUFFIX) - 64]
+    module_prefix = short_name(module_name) + "."
     for other in os.listdir(directory):
         if other != name and other.startswith(module_prefix) and other.endswith(ENTRY_SUFFIX):
             try:
@@ -213,7 +218,7 @@ class _Cache:
     def store(self, module_name: str, digest: str, code: Any) -> None:
         if self.writable():
             try:
-                write_entry(self.directory, entry_name(module_name, digest), code)
+                write_entry(self.directory, module_name, digest, code)
             except OSError:
                 pass
 
@@ -235,13 +240,11 @@ class _Cache:
         self.store(module_name, digest, compile(source, origin, "exec", dont_inherit=True))
 
 
-class _CachedLoader:
-    """Runs one source file of the zip, with its code object taken from the cache."""
+class _CodeLoader:
+    """Runs a code object read from the cache (no source on this side)."""
 
-    def __init__(self, source: bytes, origin: str, cache: _Cache) -> None:
-        self._source = source
-        self._origin = origin
-        self._cache = cache
+    def __init__(self, code: Any) -> None:
+        self._code = code
 
     def create_module(self, spec: Any) -> None:  # pylint: disable=unused-argument
         return None
@@ -249,14 +252,34 @@ class _CachedLoader:
     def exec_module(self, module: Any) -> None:
         exec(self.get_code(module.__name__), module.__dict__)  # pylint: disable=exec-used
 
+    def get_code(self, fullname: str) -> Any:  # pylint: disable=unused-argument
+        return self._code
+
+    def is_package(self, fullname: str) -> bool:  # pylint: disable=unused-argument
+        return False
+
+
+class _CachedLoader(_CodeLoader):
+    """Runs one source file of the zip, with its code object taken from the cache (compiled and kept on a miss)."""
+
+    def __init__(self, source: bytes, origin: str, cache: _Cache) -> None:
+        super().__init__(None)
+        self._source = source
+        self._origin = origin
+        self._cache = cache
+
     def get_code(self, fullname: str) -> Any:
         return self._cache.code(fullname, self._source, self._origin)
 
     def get_source(self, fullname: str) -> str:  # pylint: disable=unused-argument
         return importlib.util.decode_source(self._source)
 
-    def is_package(self, fullname: str) -> bool:  # pylint: disable=unused-argument
-        return False
+
+def _spec(fullname: str, loader: Any, origin: str) -> Any:
+    """A spec with a file location (``__file__`` set), as the path finder's."""
+    spec = importlib.machinery.ModuleSpec(fullname, loader, origin=origin)
+    spec.has_location = True
+    return spec
 
 
 def zipped_source(fullname: str, path: Any) -> Optional[Tuple[str, bytes]]:
@@ -297,9 +320,7 @@ class _Finder:
         if found is None:
             return None
         origin, source = found
-        spec = importlib.machinery.ModuleSpec(fullname, _CachedLoader(source, origin, self.cache), origin=origin)
-        spec.has_location = True
-        return spec
+        return _spec(fullname, _CachedLoader(source, origin, self.cache), origin)
 
     def invalidate_caches(self) -> None:
         """Nothing to forget: entries are named by their source."""
@@ -345,22 +366,6 @@ class CacheMiss(ImportError):
     """A module of this collection that the manifest does not name, or that the cache does not hold."""
 
 
-class _CodeLoader:
-    """Runs a code object read from the cache (no source on this side)."""
-
-    def __init__(self, code: Any) -> None:
-        self._code = code
-
-    def create_module(self, spec: Any) -> None:  # pylint: disable=unused-argument
-        return None
-
-    def exec_module(self, module: Any) -> None:
-        exec(self._code, module.__dict__)  # pylint: disable=exec-used
-
-    def is_package(self, fullname: str) -> bool:  # pylint: disable=unused-argument
-        return False
-
-
 class _ManifestFinder:
     """Serves the manifest's modules from their cached code; any other file of the engine is a :class:`CacheMiss`."""
 
@@ -371,9 +376,7 @@ class _ManifestFinder:
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:  # pylint: disable=unused-argument
         if fullname in self.codes:
             origin, code = self.codes[fullname]
-            spec = importlib.machinery.ModuleSpec(fullname, _CodeLoader(code), origin=origin)
-            spec.has_location = True
-            return spec
+            return _spec(fullname, _CodeLoader(code), origin)
         if fullname.startswith(PACKAGE):
             raise CacheMiss("%s is not in the bytecode cache's manifest" % fullname, name=fullname)
         return None
