@@ -26,6 +26,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import atomic_write, read_regular_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR
 
 __all__ = [
@@ -60,7 +61,7 @@ def history_path(root: str) -> str:
 def parse_history(raw: bytes, path: str) -> List[Dict[str, Any]]:
     """The entries of a history file's bytes; :class:`HistoryError` naming ``path`` when malformed."""
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = load_json(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise HistoryError("the repair history %s is not valid JSON (%s): delete it to clear the loop guard" % (path, error)) from None
     repairs = document.get("repairs", []) if isinstance(document, dict) else None
