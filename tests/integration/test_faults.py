@@ -4,7 +4,9 @@
 """Fault injection against the real modules: no partial checkpoint, no stray file, no false "changed".
 
 - kill -9 at every fsync and every rename of a repair, a sideline and a restore (strace's syscall
-  fault injection against the module run as its own process), then the next run;
+  fault injection against the module run as its own process), then the next run: the repair
+  history stays true (a write that happened is counted by the loop guard, one that did not is
+  not) and the next run leaves exactly one entry for it;
 - ENOSPC on a small tmpfs and EROFS on a read-only bind mount (root only: mount(2));
 - two repairs of one node at once, as two processes;
 - a FIFO, socket, device, directory, dangling symlink or symlink as the checkpoint;
@@ -34,7 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ansible_collections.nodeops.numa_drift as collection
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files, _history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import VERDICTS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file
@@ -96,6 +98,18 @@ def our_leftovers(root, *directories):
             found += [os.path.join(directory, name) for name in files if _files.is_our_temp_file(name)]
     lock = os.path.join(root, STATE, "lock")
     return found + ([lock] if os.path.lexists(lock) else [])
+
+
+ACTIONS = {"repaired": "repaired", "absent": "sidelined", "restored": "restored"}
+
+
+def history(root):
+    """The entries of the node's repair history ([] when there is none)."""
+    path = os.path.join(root, STATE, "history.json")
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        return json.load(handle)["repairs"]
 
 
 def backups(root):
@@ -165,12 +179,24 @@ def test_kill_9_at_every_fsync_and_rename(run, drifted, tmp_path, state):
         root = str(tmp_path / ("%s-%d" % (name, n)))
         shutil.copytree(template, root, symlinks=True)
         backups_before = backups(root)
+        history_before = history(root)
         status, result = module_process("kubelet_mm_checkpoint", {"root": root, "state": state},
                                         strace_inject="%s:signal=SIGKILL:when=%d" % (name, n))
         assert status in (-9, 137) and result is None, (name, n, status, result)
         path = checkpoint_file(root)
         now = read_bytes(path) if os.path.lexists(path) else None
         assert now in (start, final), "kill at %s #%d left a checkpoint that is neither the original nor the result" % (name, n)
+        # The history after the kill: a write that happened has its entry (pending or complete, the
+        # loop guard counts both), and no complete entry claims a write that did not happen.
+        killed = history(root)[len(history_before):]
+        assert history(root)[:len(history_before)] == history_before, (name, n)
+        assert len(killed) <= 1 and all(entry["action"] == ACTIONS[state] for entry in killed), (name, n, killed)
+        if now == final:
+            assert len(killed) == 1, "kill at %s #%d: the checkpoint was written but the history has no entry for it" % (name, n)
+            if state == "repaired":
+                assert len(_history.recent_repairs(history(root), 24, time.time())) == 1, (name, n, killed)
+        else:
+            assert all("pending" in entry for entry in killed), "kill at %s #%d: an entry for a write that did not happen" % (name, n)
         for backup_name, content in backups(root).items():  # every backup is complete and holds real bytes of the file
             assert content in (original, repaired), (name, n, backup_name)
             assert backup_name in backups_before or content == start
@@ -180,6 +206,16 @@ def test_kill_9_at_every_fsync_and_rename(run, drifted, tmp_path, state):
         assert again["changed"] is (now != final), (name, n, again)
         assert (read_bytes(path) if os.path.lexists(path) else None) == final
         assert our_leftovers(root) == [], (name, n)
+        # One entry for the one write, settled; the loop guard counts it.
+        assert history(root)[:len(history_before)] == history_before, (name, n)
+        assert [entry["action"] for entry in history(root)[len(history_before):]] == [ACTIONS[state]], (name, n, history(root))
+        assert not any("pending" in entry for entry in history(root)), (name, n, history(root))
+        if state == "repaired":  # the drift comes back: with loop_max_repairs=1 that repair is refused
+            with open(path, "wb") as handle:
+                handle.write(start)
+            guarded = run(kubelet_mm_checkpoint, {"root": root, "loop_max_repairs": 1})
+            assert guarded.get("failed") and "loop guard" in guarded["msg"], (name, n, guarded)
+            assert read_bytes(path) == start
 
 
 # --- full and read-only file systems (root only) ----------------------------------------------
