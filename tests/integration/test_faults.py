@@ -40,7 +40,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files, 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import VERDICTS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, read_bytes, run_module
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, parsed, read_bytes, run_module
 
 STATE = "var/lib/nodeops-numa-drift"
 COLLECTIONS_PATH = os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))
@@ -319,6 +319,71 @@ def test_two_concurrent_repairs_exactly_one_changes(drifted, tmp_path, attempt):
     with open(os.path.join(root, STATE, "history.json")) as handle:
         assert [entry["action"] for entry in json.load(handle)["repairs"]] == ["repaired"]
     assert our_leftovers(root) == []
+
+
+GUARD = (
+    "import sys\n"
+    "from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+RACES = 50
+
+
+def _start(kind, root):
+    """One writer as its own process: the repair module, or the boot guard as kubelet's ExecStartPre runs it."""
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS_PATH)
+    if kind == "module":
+        command = [sys.executable, "-c", DRIVER, "kubelet_mm_checkpoint", json.dumps({"root": root, "repaired_by": "module"})]
+    else:
+        command = [sys.executable, "-c", GUARD, "--root", root]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+
+def _outcome(kind, process, root):
+    """(whether it reports the repair, what it says); the guard's decision is the one it records in guard.json."""
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, (kind, process.returncode, out, err)
+    if kind == "module":
+        result = json.loads(out)
+        assert not result.get("failed"), result
+        return result["changed"], result["message"] if "message" in result else result.get("msg", "")
+    with open(os.path.join(root, STATE, "guard.json")) as handle:
+        decision = json.load(handle)
+    assert decision["action"] in ("repaired", "none"), (decision, err)
+    return decision["action"] == "repaired", "%s: %s" % (decision["verdict"], decision["message"])
+
+
+def _race(drifted, tmp_path, kinds, index):
+    """Start both writers together; while they run, every read of the checkpoint is a complete file."""
+    _root, original, repaired = drifted
+    root = copy_of(drifted, tmp_path, "race-%d" % index)
+    path = checkpoint_file(root)
+    processes = [_start(kind, root) for kind in kinds]
+    while any(process.poll() is None for process in processes):
+        assert read_bytes(path) in (original, repaired), "race %d: a reader saw a partial checkpoint" % index
+    outcomes = [_outcome(kind, process, root) for kind, process in zip(kinds, processes)]
+    assert sorted(changed for changed, _message in outcomes) == [False, True], (index, outcomes)
+    idle = [message for changed, message in outcomes if not changed][0]
+    assert "in_sync" in idle or "already in sync (another run repaired it meanwhile)" in idle, (index, idle)
+    assert read_bytes(path) == repaired and parsed(repaired).verified
+    writer = kinds[[changed for changed, _message in outcomes].index(True)]
+    assert [(entry["action"], entry["by"], "pending" in entry) for entry in history(root)] == [("repaired", writer, False)], index
+    assert list(backups(root).values()) == [original]
+    assert our_leftovers(root) == []
+    shutil.rmtree(root)
+    return writer
+
+
+@pytest.mark.parametrize("kinds", [("module", "module"), ("module", "guard")], ids=["module-module", "module-guard"])
+def test_two_writers_at_once_50_times(drifted, tmp_path, kinds):
+    """The repair module against itself and against the boot guard, started together: the node lock
+    makes exactly one of them write; the other says why it did nothing; one history entry per write."""
+    started = time.monotonic()
+    writers = [_race(drifted, tmp_path, kinds, index) for index in range(RACES)]
+    if kinds[1] == "guard":  # both orders happen, or the lock was never contended
+        assert {"module", "guard"} >= set(writers)
+    sys.stderr.write("%s: %d races in %.1f s; writers %s\n" % ("-".join(kinds), RACES, time.monotonic() - started,
+                                                              {writer: writers.count(writer) for writer in set(writers)}))
 
 
 # --- checkpoints that are not regular files ---------------------------------------------------
