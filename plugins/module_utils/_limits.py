@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional, Union
 
-__all__ = ["INT64_MIN", "INT64_MAX", "UINT64_MAX", "MAX_NESTING", "bounded_int", "load_json", "nesting_depth"]
+__all__ = ["INT64_MIN", "INT64_MAX", "UINT64_MAX", "MAX_NESTING", "bounded_int", "load_json", "nesting_depth", "shown"]
 
 INT64_MIN, INT64_MAX, UINT64_MAX = -(2 ** 63), 2 ** 63 - 1, 2 ** 64 - 1
 
@@ -37,14 +37,16 @@ def bounded_int(digits: str, base: int = 10) -> Optional[int]:
     needs more than 64 bits (``> 2**64 - 1``). The caller applies its own sign and range
     (``int64``, ``int32``, ...). Work is bounded: at most 64 digits are ever converted.
     """
-    allowed = _DIGITS[base]
-    if not digits or any(char not in allowed for char in digits):
-        return None
     significant = digits.lstrip("0") or "0"
-    if len(significant) > _MAX_DIGITS[base]:
+    if not digits or len(significant) > _MAX_DIGITS[base] or any(char not in _DIGITS[base] for char in significant):
         return None
     value = int(significant, base)
     return value if value <= UINT64_MAX else None
+
+
+def shown(text: str) -> str:
+    """A number as a message quotes it: whole up to 40 characters, else its start and its length."""
+    return text if len(text) <= 40 else "%s... (%d characters)" % (text[:20], len(text))
 
 
 def nesting_depth(tree: Any, limit: int = MAX_NESTING) -> int:
@@ -77,7 +79,7 @@ def nesting_depth(tree: Any, limit: int = MAX_NESTING) -> int:
 def _json_int(literal: str) -> int:
     value = bounded_int(literal.lstrip("-"))
     if value is None:
-        raise ValueError("the number %s%s does not fit in 64 bits" % (literal[:24], "..." if len(literal) > 24 else ""))
+        raise ValueError("the number %s does not fit in 64 bits" % shown(literal))
     return -value if literal.startswith("-") else value
 
 

@@ -79,7 +79,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity impor
     describe_bytes,
     hugepage_resource_name,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import UINT64_MAX as _UINT64_MAX, bounded_int
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import UINT64_MAX as _UINT64_MAX, bounded_int, shown as _shown
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, replace
 
 __all__ = [
@@ -215,11 +215,6 @@ class NodeFacts(Record, frozen=True):
 
 
 # --------------------------------------------------------------------------- pure parsers
-
-
-def _shown(digits: str) -> str:
-    """A number as an error message quotes it: at most 40 characters."""
-    return digits if len(digits) <= 40 else "%s... (%d digits)" % (digits[:20], len(digits))
 
 
 def _meminfo_total(text: str) -> Tuple[Optional[int], Optional[str]]:

@@ -27,6 +27,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import 
     MAX_NESTING as _MAX_DEPTH,
     UINT64_MAX as _UINT64_MAX,
     bounded_int,
+    shown as _shown,
 )
 
 __all__ = ["SUBSET_NOTE", "YamlError", "load", "load_mapping", "resolve_plain"]
@@ -75,10 +76,6 @@ def _unsupported(line: int, message: str) -> YamlError:
 
 
 _OUT_OF_RANGE = object()  # marks an integer literal beyond int64/uint64
-
-
-def _shown(text: str) -> str:
-    return text if len(text) <= 40 else "%s... (%d characters)" % (text[:20], len(text))
 
 
 def _go_int(text: str) -> Any:

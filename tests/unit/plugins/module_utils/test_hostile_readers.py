@@ -43,7 +43,10 @@ NESTINGS = st.builds(
 TEXTS = st.one_of(
     NUMBERS,
     NESTINGS,
-    st.builds(lambda opening, count, tail: opening * count + tail, st.sampled_from(["[", "{", "- ", "a: {", "a:\n  " , "[{", '"']), st.integers(1, 5000), NUMBERS),
+    st.builds(
+        lambda opening, count, tail: opening * count + tail,
+        st.sampled_from(["[", "{", "- ", "a: {", "a:\n  ", "[{", '"']), st.integers(1, 5000), NUMBERS,
+    ),
     st.text(max_size=500),
     st.binary(max_size=500).map(lambda raw: raw.decode("latin-1")),
     st.builds(lambda key, value: "%s: %s\n" % (key, value), st.sampled_from(["maxPods", "a", "0x10", "reservedMemory"]), NUMBERS),

@@ -192,12 +192,17 @@ def test_hostile_history_is_a_named_error(run, tmp_path, text):
 
 HOSTILE_TEXT = st.one_of(
     st.builds(lambda digit, count: digit * count, st.sampled_from("0179"), st.integers(1, 9000)),
-    st.builds(lambda sign, digits: sign + digits, st.sampled_from(["-", "+", "0x", "0o", "0b", "Node 0 MemTotal: "]), st.text("0123456789abcdef", min_size=1, max_size=6000)),
+    st.builds(
+        lambda sign, digits: sign + digits,
+        st.sampled_from(["-", "+", "0x", "0o", "0b", "Node 0 MemTotal: "]), st.text("0123456789abcdef", min_size=1, max_size=6000),
+    ),
     st.builds(lambda opening, count: opening * count, st.sampled_from(["[", "{\"a\":", "- ", "a: {", "[{"]), st.integers(1, 3000)),
     st.text(max_size=300),
     st.binary(max_size=300).map(lambda raw: raw.decode("latin-1")),
 )
-HOSTILE_FILES = st.sampled_from([MEMINFO, NR_HUGEPAGES, CONFIG, CHECKPOINT, HISTORY, GUARD_STATE, IOMEM, KUBEADM_FLAGS, NODE0 + "/cpulist", "sys/devices/system/node/online"])
+HOSTILE_FILES = st.sampled_from(
+    [MEMINFO, NR_HUGEPAGES, CONFIG, CHECKPOINT, HISTORY, GUARD_STATE, IOMEM, KUBEADM_FLAGS, NODE0 + "/cpulist", "sys/devices/system/node/online"]
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
