@@ -13,8 +13,8 @@ only when they come from a zip: the code object of each file is kept under
 
 named by the module and the SHA-256 of its source, so a new collection version simply misses.
 Python's own rules for ``__pycache__`` are the model: the code is trusted because only the
-user that runs the module can write the directory; here that is checked (owned by that user,
-not group- or world-writable, no symbolic links), and each entry carries the SHA-256 of its
+user that runs the module can write the directory; here that is checked for the directory and every
+ancestor (see :func:`trusted_directory`), and each entry carries the SHA-256 of its
 marshalled code, so a torn or foreign file is recompiled instead of run.
 
 The cache never changes what a module does: any problem with it (no space, read-only file
@@ -90,12 +90,19 @@ def format_manifest(entries: Sequence[Tuple[str, str]]) -> str:
     return ",".join("%s=%s" % (short_name(name), digest) for name, digest in entries)
 
 
+def _own_module_name(name: str) -> bool:
+    """``modules.<identifier>`` or ``module_utils.<identifier>``: how this collection's files are named
+    (so no ``/``, ``..`` or other package can reach a path or an import)."""
+    package, dot, leaf = name.partition(".")
+    return package in ("modules", "module_utils") and bool(dot) and leaf.isascii() and leaf.isidentifier()
+
+
 def parse_manifest(text: str) -> List[Tuple[str, str]]:
     """The (module name, source digest) pairs of :func:`format_manifest`; ValueError when malformed."""
     entries = []
     for item in text.split(","):
         name, _sep, digest = item.partition("=")
-        if not name or len(digest) != 64 or not all(char in "0123456789abcdef" for char in digest):
+        if not _own_module_name(name) or len(digest) != 64 or not all(char in "0123456789abcdef" for char in digest):
             raise ValueError("malformed manifest entry %r" % item)
         entries.append((COLLECTION + name, digest))
     if not entries[0][0].startswith(MODULES):
@@ -132,17 +139,38 @@ def _private(mode: int, uid: int, euid: int) -> bool:
     return uid == euid and not _others_may_write(mode)
 
 
+def _safe_ancestor(status: os.stat_result, euid: int) -> bool:
+    """No one but ``euid`` and root can replace what an ancestor holds: a real directory owned by
+    one of them, not writable by group or others, unless it is root's and sticky (``/tmp``:
+    others may add entries there but not rename or remove ours)."""
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid not in (euid, 0):
+        return False
+    sticky_root = status.st_uid == 0 and bool(status.st_mode & stat.S_ISVTX)
+    return sticky_root or not _others_may_write(status.st_mode)
+
+
 def trusted_directory(directory: str, euid: int) -> bool:
-    """The directory and its parent are real directories only ``euid`` can write (or root, for the parent)."""
+    """Only ``euid`` (and root) can change what ``directory`` holds, through any of its ancestors.
+
+    Python trusts a ``__pycache__`` because whoever could write it could write the source next to
+    it; code read from here has no source beside it, so the whole path is checked as OpenSSH's
+    ``StrictModes`` checks a key's (``safe_path``): the directory is a real directory of ``euid``
+    that group and others cannot write, and every ancestor up to ``/`` is a real directory (no
+    symbolic link anywhere in the path) owned by ``euid`` or root that group and others cannot
+    write, a root-owned sticky directory such as ``/tmp`` excepted. Anything else: no cache.
+    """
+    path = os.path.abspath(directory)
     try:
-        leaf = os.lstat(directory)
-        parent = os.lstat(os.path.dirname(directory))
+        leaf = os.lstat(path)
+        if not (stat.S_ISDIR(leaf.st_mode) and _private(leaf.st_mode, leaf.st_uid, euid)):
+            return False
+        while path != os.path.dirname(path):
+            path = os.path.dirname(path)
+            if not _safe_ancestor(os.lstat(path), euid):
+                return False
     except OSError:
         return False
-    if not (stat.S_ISDIR(leaf.st_mode) and stat.S_ISDIR(parent.st_mode)):
-        return False
-    parent_ok = parent.st_uid in (euid, 0) and not _others_may_write(parent.st_mode)
-    return _private(leaf.st_mode, leaf.st_uid, euid) and parent_ok
+    return True
 
 
 def read_entry(directory: str, name: str, euid: int) -> Optional[Any]:

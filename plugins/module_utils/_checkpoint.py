@@ -585,7 +585,7 @@ def _irregularities(tree: Any, top_keys: Tuple[str, ...], name: str) -> List[str
                 found.extend(
                     "%s.machineState has the non-canonical NUMA node id %r" % (name, node_id)
                     for node_id in nodes.keys_in_order()
-                    if not node_id.isdigit() or str(int(node_id)) != node_id
+                    if not (node_id.isascii() and node_id.isdigit()) or (node_id != "0" and node_id.startswith("0"))
                 )
     else:
         found.append("%s is not a JSON object" % name)

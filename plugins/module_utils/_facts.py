@@ -9,7 +9,6 @@ stable contract for playbooks, reports and the role (see the modules' RETURN doc
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Dict, List, Optional
 
@@ -17,6 +16,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import Assessment, NodeDrift, ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import MEMORY, count_blocks
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import read_node_text, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import describe_bytes
@@ -148,7 +148,7 @@ def guard_view(root: str) -> Dict[str, Any]:
     view: Dict[str, Any] = {"installed": os.path.isfile(under_root(root, GUARD_PROGRAM))}
     text, _problem, _exists = read_node_text(root, GUARD_STATE, limit=64 * 1024)
     try:
-        record = json.loads(text) if text else {}
+        record = load_json(text) if text else {}
     except ValueError:
         record = {}
     record = record if isinstance(record, dict) else {}

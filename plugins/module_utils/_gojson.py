@@ -18,6 +18,15 @@ import json
 import re
 from typing import Any, Iterator, List, Optional, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import (
+    INT64_MAX as _MAX_INT64,
+    INT64_MIN as _MIN_INT64,
+    MAX_NESTING,
+    UINT64_MAX as _MAX_UINT64,
+    bounded_int,
+    nesting_depth,
+)
+
 __all__ = [
     "GoJsonError",
     "JsonObject",
@@ -30,8 +39,6 @@ __all__ = [
 ]
 
 UNEXPECTED_END = "unexpected end of JSON input"
-_MAX_UINT64 = 2 ** 64 - 1
-_MIN_INT64, _MAX_INT64 = -(2 ** 63), 2 ** 63 - 1
 _DECIMAL_INT = re.compile(r"^[+-]?[0-9]{1,20}$")  # longer literals are out of 64-bit range anyway
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -94,16 +101,22 @@ def parse_document(raw: bytes) -> Any:
 
     Invalid UTF-8 inside strings becomes U+FFFD per byte (as in Go); anywhere else it is
     a syntax error. Trailing data, comments, BOM, NaN and trailing commas are rejected.
+    Nesting deeper than ``MAX_NESTING`` levels is refused here (Go allows 10,000; kubelet
+    writes 7), so no later walk of the tree can recurse without bound.
     """
     text = raw.decode("utf-8", "nodeops_go_utf8")
     if not text.strip(" \t\r\n"):
         raise GoJsonError(UNEXPECTED_END)
     try:
-        return _Decoder().decode(text)
+        tree = _Decoder().decode(text)
     except json.JSONDecodeError as error:
         raise GoJsonError(_describe_syntax_error(text, error)) from None
     except RecursionError:
-        raise GoJsonError("JSON nesting is too deep to decode safely") from None
+        tree = None
+    else:
+        if nesting_depth(tree) <= MAX_NESTING:
+            return tree
+    raise GoJsonError("JSON nesting is too deep: more than %d levels (no kubelet writes that; not followed)" % MAX_NESTING)
 
 
 def go_json_kind(value: Any) -> str:
@@ -165,7 +178,11 @@ class TypedDecoder:
         if not isinstance(value, JsonNumber) or not _DECIMAL_INT.match(value.lstrip("0") or "0"):
             self.type_error(value, go_type, where)
             return current
-        number = int(value)
+        number = bounded_int(value.lstrip("-"))
+        if number is None:
+            self.type_error(value, go_type, where)
+            return current
+        number = -number if value.startswith("-") else number
         unsigned = go_type in ("uint64", "checksum.Checksum")
         in_range = 0 <= number <= _MAX_UINT64 if unsigned else _MIN_INT64 <= number <= _MAX_INT64
         if not in_range or (unsigned and value.startswith("-")):
@@ -184,8 +201,9 @@ class TypedDecoder:
     def map_int_key(self, key: str, go_type: str) -> Optional[int]:
         """A ``map[int]`` key: ``strconv.ParseInt(key, 10, 64)`` (spec 4.5 item 4)."""
         if _DECIMAL_INT.match(key[:1] + key[1:].lstrip("0")):
-            number = int(key)
-            if _MIN_INT64 <= number <= _MAX_INT64:
+            number = bounded_int(key.lstrip("+-"))
+            number = None if number is None else -number if key.startswith("-") else number
+            if number is not None and _MIN_INT64 <= number <= _MAX_INT64:
                 return number
         if self.first_error is None:
             self.first_error = "json: cannot unmarshal number %s into Go value of type %s" % (key, go_type)

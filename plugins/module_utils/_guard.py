@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import NOTHING_TO_DO, REPAIRABLE, ProbeResult, probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import atomic_write, kubelet_processes, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import HistoryError, history_path, read_history
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import MEMORY
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._metrics import render_metrics, write_metrics
@@ -70,7 +71,7 @@ def read_boot_id(root: str) -> Optional[str]:
 
 def _read_state(root: str) -> Dict[str, Any]:
     try:
-        record = json.loads(read_regular_file(_under(root, GUARD_STATE), 64 * 1024).decode("utf-8"))
+        record = load_json(read_regular_file(_under(root, GUARD_STATE), 64 * 1024).decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}

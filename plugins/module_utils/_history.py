@@ -15,6 +15,14 @@ of the window whose ``action`` is a repair attempt: everything except ``restored
 ``sidelined``, so the role's own ``rolled_back``/``failed`` entries (a repair that did not
 stick) count. A drift that comes back at every boot, or a repair kubelet does not accept,
 stops after ``max_repairs`` repairs in ``window_hours`` and needs a person.
+
+An entry is written *before* the checkpoint changes, marked ``"pending": {"checkpoint": <path>,
+"sha256_before": <SHA-256 of its bytes then, or null when absent>}``, and settled (the mark
+removed, or the entry dropped) once the write is done, so a run killed at any point leaves a
+true history: :func:`settled` drops a pending entry whose checkpoint still holds the bytes it
+had before (killed before the rename: nothing was written) and completes every other one
+(the write happened). Writers settle under the node lock before anything else; until then a
+pending entry counts for the loop guard like a completed one.
 Pure functions except :func:`read_history` and :func:`write_history`. Stdlib only.
 """
 
@@ -23,9 +31,10 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import atomic_write, read_regular_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR
 
 __all__ = [
@@ -39,6 +48,9 @@ __all__ = [
     "recent_repairs",
     "loop_guard_message",
     "new_entry",
+    "pending_entry",
+    "settled",
+    "has_pending",
     "appended",
     "write_history",
 ]
@@ -60,7 +72,7 @@ def history_path(root: str) -> str:
 def parse_history(raw: bytes, path: str) -> List[Dict[str, Any]]:
     """The entries of a history file's bytes; :class:`HistoryError` naming ``path`` when malformed."""
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = load_json(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise HistoryError("the repair history %s is not valid JSON (%s): delete it to clear the loop guard" % (path, error)) from None
     repairs = document.get("repairs", []) if isinstance(document, dict) else None
@@ -116,6 +128,44 @@ def new_entry(action: str, by: str, verdict_before: str, backup_file: Optional[s
         "backup_file": backup_file,
         "summary": summary,
     }
+
+
+PENDING = "pending"
+
+
+def pending_entry(entry: Dict[str, Any], checkpoint: str, sha256_before: Optional[str]) -> Dict[str, Any]:
+    """``entry`` marked as the intent of a write of ``checkpoint`` that held ``sha256_before`` (None: absent)."""
+    return dict(entry, **{PENDING: {"checkpoint": checkpoint, "sha256_before": sha256_before}})
+
+
+def _pending_of(entry: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    pending = entry.get(PENDING)
+    return pending if isinstance(pending, dict) and isinstance(pending.get("checkpoint"), str) else None
+
+
+def settled(entries: List[Dict[str, Any]], digest_of: Callable[[str], Optional[str]]) -> Tuple[List[Dict[str, Any]], bool]:
+    """The entries with every pending one settled, and whether anything changed.
+
+    ``digest_of(path)``: the SHA-256 of the checkpoint's bytes now (None when absent). A pending
+    entry whose checkpoint still holds its ``sha256_before`` is dropped (nothing was written);
+    any other is completed (its write happened, whatever changed the file since).
+    """
+    result: List[Dict[str, Any]] = []
+    changed = False
+    for entry in entries:
+        if PENDING not in entry:
+            result.append(entry)
+            continue
+        changed = True
+        pending = _pending_of(entry)
+        if pending is not None and digest_of(pending["checkpoint"]) == pending.get("sha256_before"):
+            continue
+        result.append({key: value for key, value in entry.items() if key != PENDING})
+    return result, changed
+
+
+def has_pending(entries: List[Dict[str, Any]]) -> bool:
+    return any(PENDING in entry for entry in entries)
 
 
 def appended(entries: List[Dict[str, Any]], entry: Dict[str, Any], window_hours: float, now: float) -> List[Dict[str, Any]]:

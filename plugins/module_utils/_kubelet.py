@@ -16,7 +16,6 @@ each flag. ``KubeletSettings``: the effective settings, where each came from, an
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import shlex
@@ -29,6 +28,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity impor
     to_byte_quantity,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import bounded_int, load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping
 
 __all__ = [
@@ -194,7 +194,8 @@ def parse_reserved_memory_flag(value: str) -> Tuple[MemoryReservation, ...]:
         node_text, limits_text = node_and_limits
         if not re.match(r"^[+-]?[0-9]+$", node_text):
             raise ValueError("failed to convert the NUMA node ID, exptected integer, got %s" % node_text)
-        numa_node = int(node_text)
+        magnitude = bounded_int(node_text.lstrip("+-"))
+        numa_node = _INT32_MAX + 1 if magnitude is None else -magnitude if node_text.startswith("-") else magnitude
         if not _INT32_MIN <= numa_node <= _INT32_MAX:
             raise ValueError("NUMA node ID %s does not fit in 32 bits" % node_text)
         limits = {}
@@ -266,7 +267,7 @@ def _override_node_id(key: object) -> Optional[int]:
     if isinstance(key, int):
         return key
     if isinstance(key, str) and re.match(r"^\s*[0-9]+\s*$", key):
-        return int(key)
+        return bounded_int(key.strip())
     return None
 
 
@@ -420,8 +421,8 @@ def parse_kubelet_config(text: str, require_kind: bool = False) -> Tuple[Optiona
     """A KubeletConfiguration document (JSON, else YAML as sigs.k8s.io/yaml reads it) as a mapping, or problems."""
     text = text.lstrip("\ufeff")
     try:
-        document = json.loads(text)
-    except (ValueError, RecursionError):
+        document = load_json(text)
+    except ValueError:
         document, problem = load_mapping(text, "KubeletConfiguration mapping")
         if problem:
             return None, [problem]

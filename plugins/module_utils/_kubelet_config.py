@@ -48,6 +48,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
     parse_reserved_memory_override,
     split_args,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import MAX_NESTING
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import node_join, read_node_text, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import ByteQuantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
@@ -161,7 +162,10 @@ def walk_config_dir(
     found: List[Tuple[str, str]] = []
     problems: List[str] = []
 
-    def walk(shown_dir: str, read_dir: str) -> None:
+    def walk(shown_dir: str, read_dir: str, depth: int = 1) -> None:
+        if depth > MAX_NESTING:
+            problems.append("kubelet --config-dir %s nests directories deeper than %d levels (not followed)" % (shown_dir, MAX_NESTING))
+            return
         try:
             entries = set(os.listdir(under_root(root, read_dir)))
         except FileNotFoundError:
@@ -181,7 +185,7 @@ def walk_config_dir(
                     problems.append("%s (copied to %s by the agent) does not exist" % (source, shown))
                 continue
             if stat.S_ISDIR(mode):
-                walk(shown, source)
+                walk(shown, source, depth + 1)
             elif go_ext(name) == ".conf":
                 found.append((shown, source))
 

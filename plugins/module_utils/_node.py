@@ -79,6 +79,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity impor
     describe_bytes,
     hugepage_resource_name,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import UINT64_MAX as _UINT64_MAX, bounded_int, shown as _shown
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, replace
 
 __all__ = [
@@ -116,7 +117,6 @@ MEMORY_BLOCK_SIZE_FILE = "sys/devices/system/memory/block_size_bytes"
 IOMEM_FILE = "proc/iomem"
 PROC_MEMINFO_FILE = "proc/meminfo"
 
-_UINT64_MAX = 2 ** 64 - 1
 _MAX_READ_BYTES = 4 * 1024 * 1024
 _MAX_LIST_ENTRIES = 65536
 _MAX_BLOCKS_TO_LOCATE = 4096
@@ -222,9 +222,9 @@ def _meminfo_total(text: str) -> Tuple[Optional[int], Optional[str]]:
     match = _MEMTOTAL.search(text.strip())
     if not match:
         return None, "no 'MemTotal: <number> kB' line"
-    total_kib = int(match.group(1))
-    if total_kib * 1024 > _UINT64_MAX:
-        return None, "MemTotal %s kB does not fit in 64 bits" % match.group(1)
+    total_kib = bounded_int(match.group(1))
+    if total_kib is None or total_kib * 1024 > _UINT64_MAX:
+        return None, "MemTotal %s kB does not fit in 64 bits" % _shown(match.group(1))
     return total_kib * 1024, None
 
 
@@ -243,7 +243,9 @@ def parse_node_list(text: str) -> Tuple[int, ...]:
         first, dash, last = part.strip().partition("-")
         if not _DECIMAL.match(first) or (dash and not _DECIMAL.match(last)):
             raise ValueError("%r is not a list like 0-3,5" % stripped[:80])
-        low, high = int(first), int(last) if dash else int(first)
+        low, high = bounded_int(first), bounded_int(last) if dash else bounded_int(first)
+        if low is None or high is None:
+            raise ValueError("%r names an id beyond 64 bits" % part.strip()[:80])
         if high < low:
             raise ValueError("range %r runs backwards" % part.strip())
         if high - low + 1 + len(ids) > _MAX_LIST_ENTRIES:
@@ -259,8 +261,8 @@ def parse_block_size(text: str) -> int:
         stripped = stripped[2:]
     if not _HEX.match(stripped) or len(stripped) > 16:
         raise ValueError("%r is not a hexadecimal block size" % text.strip()[:40])
-    value = int(stripped, 16)
-    if value == 0:
+    value = bounded_int(stripped, 16)
+    if not value:
         raise ValueError("block size is 0")
     return value
 
@@ -270,8 +272,7 @@ def _parse_hex_u64(text: str) -> Optional[int]:
     stripped = text.strip()
     if not _HEX.match(stripped):
         return None
-    value = int(stripped, 16)
-    return value if value <= _UINT64_MAX else None
+    return bounded_int(stripped, 16)
 
 
 def _kernel_ranges(iomem_text: str) -> Tuple[List[Tuple[str, int, int]], int]:
@@ -407,7 +408,9 @@ def parse_hugepage_pool(page_size_kib: int, nr_text: Optional[str]) -> Tuple[Hug
     stripped = nr_text.strip()
     if not _DECIMAL.match(stripped):
         return HugepagePool(page_size_kib, None, name, None), "nr_hugepages %r is not a page count" % stripped[:40]
-    nr_pages = int(stripped)
+    nr_pages = bounded_int(stripped)
+    if nr_pages is None:
+        return HugepagePool(page_size_kib, None, name, None), "nr_hugepages %s does not fit in 64 bits" % _shown(stripped)
     total = nr_pages * page_size_kib * 1024
     if total > _UINT64_MAX:
         return HugepagePool(page_size_kib, nr_pages, name, None), "%d pages of %d kB do not fit in 64 bits" % (

@@ -12,10 +12,13 @@ advice: "drain this node and delete the memory manager checkpoint file");
 2. removes the temporary files a killed run of ours left (``_files.remove_stale_temp_files``);
 3. re-reads the checkpoint: a file that changed since the probe is not touched, except when
    it now is ``in_sync`` (another run repaired it meanwhile: nothing to do, ``changed`` false);
-4. backs up the original outside the kubelet directory, writes through the one verified write
+4. settles the history entries a killed run left pending (``_history.settled``);
+5. backs up the original outside the kubelet directory, records the run in the repair history
+   (``_history``, which the loop guard reads) as pending, writes through the one verified write
    path (``_files.atomic_write``), re-reads and re-verifies with the readers of every kubelet
-   era (spec 1 [R], spec 8.4 rule 7), and puts the original back when that fails;
-5. records the run in the repair history (``_history``), which the loop guard reads.
+   era (spec 1 [R], spec 8.4 rule 7), puts the original back when that fails, and settles the
+   entry: kept when the checkpoint changed, dropped when it holds the original bytes. A kill
+   at any point leaves the entry true once the next run settles it.
 
 ``changed`` is true only when the checkpoint's bytes really changed. A failure raises
 :class:`RepairError`, whose message says what was and was not touched; a backup of bytes
@@ -25,6 +28,7 @@ up a copy of a write that never happened. Stdlib only.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from typing import Callable, List, Optional, Tuple, TypeVar
@@ -52,10 +56,13 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import (
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import (
     HistoryError,
     appended,
+    has_pending,
     history_path,
     loop_guard_message,
     new_entry,
+    pending_entry,
     read_history,
+    settled,
     write_history,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR, lock_path, node_lock
@@ -129,9 +136,9 @@ def _clean_stale(directories: List[str]) -> Tuple[str, ...]:
     return tuple(removed)
 
 
-def _stale_leftovers(root: str, directories: List[str]) -> bool:
-    """Whether a killed run of ours left a temporary file or the lock file (cheap, no lock taken)."""
-    if os.path.lexists(lock_path(root)):
+def _stale_leftovers(root: str, directories: List[str], history_file: Optional[str]) -> bool:
+    """Whether a killed run of ours left a temporary file, the lock file or a pending history entry (no lock taken)."""
+    if os.path.lexists(lock_path(root)) or (history_file and _pending_history(history_file)):
         return True
     for directory in set(directories):
         try:
@@ -142,28 +149,40 @@ def _stale_leftovers(root: str, directories: List[str]) -> bool:
     return False
 
 
-def tidy_node(result: ProbeResult, directories: List[str], lock_timeout: float = 30) -> Tuple[str, ...]:
-    """Remove what a killed run of ours left (temporary files, the lock file) when there is nothing else to do.
+def _pending_history(history_file: str) -> bool:
+    try:
+        return has_pending(read_history(history_file))
+    except HistoryError:
+        return False
+
+
+def tidy_node(result: ProbeResult, directories: List[str], lock_timeout: float = 30, history_file: Optional[str] = None) -> Tuple[str, ...]:
+    """Remove what a killed run of ours left (temporary files, the lock file; a pending history entry is
+    settled) when there is nothing else to do.
 
     Takes the lock only when there is something to remove, so a clean node is not touched at all.
     The lock file counts as removed when it was there before.
     """
     root = result.node.root
-    if not _stale_leftovers(root, directories):
+    if not _stale_leftovers(root, directories, history_file):
         return ()
     stale_lock = (lock_path(root),) if os.path.lexists(lock_path(root)) else ()
     try:
         with node_lock(lock_path(root), lock_timeout):
             removed = _clean_stale(directories)
+            if history_file:
+                _settle(history_file)
     except OSError:
         return ()  # best effort: the next run that writes tries again
     return removed + stale_lock
 
 
-def _under_lock(result: ProbeResult, directories: List[str], lock_timeout: float, body: Callable[[Tuple[str, ...]], T]) -> T:
+def _under_lock(result: ProbeResult, directories: List[str], lock_timeout: float, history_file: str,
+                body: Callable[[Tuple[str, ...]], T]) -> T:
     try:
         with node_lock(lock_path(result.node.root), lock_timeout):
             removed = _clean_stale(directories)
+            _settle(history_file)
             return body(removed)
     except RepairError:
         raise
@@ -179,16 +198,49 @@ def _changed_since_probe(result: ProbeResult) -> Optional[bytes]:
     return b"" if current is None else current
 
 
-def _record(history_file: str, action: str, by: str, verdict_before: str, backup_file: Optional[str], summary: str,
-            window_hours: float) -> str:
-    """Append to the history; the text to add to the message when that failed ("" when it worked)."""
-    now = time.time()
+def _digest(content: Optional[bytes]) -> Optional[str]:
+    return None if content is None else hashlib.sha256(content).hexdigest()
+
+
+def _checkpoint_digest(path: str) -> Optional[str]:
     try:
-        entries = read_history(history_file)
-        write_history(history_file, appended(entries, new_entry(action, by, verdict_before, backup_file, summary, now), window_hours, now))
+        return _digest(read_checkpoint(path))
+    except OSError:
+        return "unreadable"  # not the bytes it had: the entry is kept (the loop guard errs on counting)
+
+
+def _settle(history_file: str) -> str:
+    """Settle the pending entries of the history (see ``_history.settled``); the text to add to a message on failure."""
+    try:
+        entries, changed = settled(read_history(history_file), _checkpoint_digest)
+        if changed:
+            write_history(history_file, entries)
     except (HistoryError, OSError) as error:
-        return " (the repair history %s could not be written: %s)" % (history_file, error)
+        return " (the repair history %s could not be settled: %s; the next run settles it)" % (history_file, error)
     return ""
+
+
+def _recorded(history_file: str, entry_fields: Tuple[str, str, str, Optional[str], str], window_hours: float,
+              path: str, before: Optional[bytes], write: Callable[[], T]) -> Tuple[T, str]:
+    """Run ``write`` between a pending history entry and its settlement; (its result, text to add to the message).
+
+    The entry is written first, so a kill after the rename still leaves it (pending, counted by the
+    loop guard) for the next run to settle. When the history cannot be written the write goes on
+    (the message says so), as a full state directory must not block a repair.
+    """
+    action, by, verdict_before, backup_file, summary = entry_fields
+    now = time.time()
+    entry = pending_entry(new_entry(action, by, verdict_before, backup_file, summary, now), path, _digest(before))
+    try:
+        write_history(history_file, appended(read_history(history_file), entry, window_hours, now))
+        note = ""
+    except (HistoryError, OSError) as error:
+        note = " (the repair history %s could not be written: %s)" % (history_file, error)
+    try:
+        value = write()
+    finally:
+        settle_note = _settle(history_file)
+    return value, note or settle_note
 
 
 def _put_back(path: str, original: bytes) -> Optional[str]:
@@ -272,7 +324,7 @@ def repair_node(
     history_file = history_file or history_path(root)
     directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
     if verdict in NOTHING_TO_DO:
-        removed = () if dry_run else tidy_node(result, directories, lock_timeout)
+        removed = () if dry_run else tidy_node(result, directories, lock_timeout, history_file)
         return RepairOutcome(False, verdict, verdict, None, "%s: %s" % (verdict, assessment.advice), removed_temp_files=removed)
     if dry_run:
         tripped = loop_guard_message(_history_or_refuse(history_file), loop_max_repairs, loop_window_hours, time.time(), history_file)
@@ -291,7 +343,7 @@ def repair_node(
                                  removed_temp_files=removed)
         return _write_plan(result, backup_dir if backup else None, history_file, by, loop_window_hours, removed)
 
-    return _under_lock(result, directories, lock_timeout, body)
+    return _under_lock(result, directories, lock_timeout, history_file, body)
 
 
 def _refusal(result: ProbeResult) -> str:
@@ -314,19 +366,24 @@ def _write_plan(result: ProbeResult, backup_dir: Optional[str], history_file: st
                 removed: Tuple[str, ...]) -> RepairOutcome:
     plan = result.assessment.plan
     backup_file = _backup(backup_dir, result, result.raw, "before-repair") if backup_dir else None
-    try:
-        atomic_write(result.path, plan.content)
-    except OSError as error:
-        raise _failed_write(result.path, result.raw, backup_file, "write", error) from None
-    written = read_checkpoint(result.path)
-    after = _reassess(result, written)
-    problems = verify_written(written or b"", plan)
-    if after.verdict != "in_sync":
-        problems.append("a fresh probe of the written file says %s" % after.verdict)
-    if problems:
-        raise _verification_failed(result.path, result.raw, backup_file, problems)
+
+    def write() -> Assessment:
+        try:
+            atomic_write(result.path, plan.content)
+        except OSError as error:
+            raise _failed_write(result.path, result.raw, backup_file, "write", error) from None
+        written = read_checkpoint(result.path)
+        after = _reassess(result, written)
+        problems = verify_written(written or b"", plan)
+        if after.verdict != "in_sync":
+            problems.append("a fresh probe of the written file says %s" % after.verdict)
+        if problems:
+            raise _verification_failed(result.path, result.raw, backup_file, problems)
+        return after
+
     summary = summary_line(result.assessment)
-    note = _record(history_file, "repaired", by, result.assessment.verdict, backup_file, summary, window_hours)
+    entry = ("repaired", by, result.assessment.verdict, backup_file, summary)
+    after, note = _recorded(history_file, entry, window_hours, result.path, result.raw, write)
     message = "repaired %s (%s); backup %s%s" % (result.path, summary, backup_file or "none (backup=false)", note)
     return RepairOutcome(True, result.assessment.verdict, after.verdict, backup_file, message, action="repaired",
                          written_layout=plan.layout, after=after, removed_temp_files=removed)
@@ -353,7 +410,7 @@ def sideline_checkpoint(
     history_file = history_file or history_path(root)
     directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
     if result.raw is None:
-        removed = () if dry_run else tidy_node(result, directories, lock_timeout)
+        removed = () if dry_run else tidy_node(result, directories, lock_timeout, history_file)
         return RepairOutcome(False, verdict, verdict, None, "%s does not exist: nothing to do" % result.path,
                              removed_temp_files=removed)
     if dry_run:
@@ -364,20 +421,24 @@ def sideline_checkpoint(
         if _changed_since_probe(result) is not None:
             raise RepairError("%s changed while it was being assessed: is kubelet running? Nothing was touched" % result.path)
         backup_file = _backup(backup_dir, result, result.raw, "sidelined")
-        try:
-            os.unlink(result.path)
-        except OSError as error:
-            raise _failed_write(result.path, result.raw, backup_file, "remove", error) from None
-        try:
-            fsync_directory(os.path.dirname(result.path))
-        except OSError as error:
-            raise RepairError("removed %s (moved to %s) but could not sync its directory: %s" % (result.path, backup_file, error),
-                              backup_file, touched=True) from None
-        note = _record(history_file, "sidelined", by, verdict, backup_file, "sidelined " + result.path, loop_window_hours)
+
+        def write() -> None:
+            try:
+                os.unlink(result.path)
+            except OSError as error:
+                raise _failed_write(result.path, result.raw, backup_file, "remove", error) from None
+            try:
+                fsync_directory(os.path.dirname(result.path))
+            except OSError as error:
+                raise RepairError("removed %s (moved to %s) but could not sync its directory: %s" % (result.path, backup_file, error),
+                                  backup_file, touched=True) from None
+
+        entry = ("sidelined", by, verdict, backup_file, "sidelined " + result.path)
+        _nothing, note = _recorded(history_file, entry, loop_window_hours, result.path, result.raw, write)
         return RepairOutcome(True, verdict, "no_checkpoint", backup_file, "moved %s to %s%s" % (result.path, backup_file, note),
                              action="sidelined", removed_temp_files=removed)
 
-    return _under_lock(result, directories, lock_timeout, body)
+    return _under_lock(result, directories, lock_timeout, history_file, body)
 
 
 def _restore_source(result: ProbeResult, backup_file: Optional[str], backup_dir: str) -> Tuple[str, bytes]:
@@ -416,7 +477,7 @@ def restore_checkpoint(
     directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
     source, content = _restore_source(result, backup_file, backup_dir)
     if content == result.raw:
-        removed = () if dry_run else tidy_node(result, directories, lock_timeout)
+        removed = () if dry_run else tidy_node(result, directories, lock_timeout, history_file)
         return RepairOutcome(False, verdict, verdict, None, "%s already holds the bytes of %s: nothing to do" % (result.path, source),
                              restored_from=source, removed_temp_files=removed)
     after = _reassess(result, content)
@@ -428,14 +489,18 @@ def restore_checkpoint(
         if _changed_since_probe(result) is not None:
             raise RepairError("%s changed while it was being assessed: is kubelet running? Nothing was touched" % result.path)
         kept = _backup(backup_dir, result, result.raw, "before-restore") if backup and result.raw is not None else None
-        try:
-            atomic_write(result.path, content)
-        except OSError as error:
-            raise _failed_write(result.path, result.raw, kept, "restore %s to" % source, error) from None
-        note = _record(history_file, "restored", by, verdict, source, "restored %s (%s)" % (source, after.verdict), loop_window_hours)
+
+        def write() -> None:
+            try:
+                atomic_write(result.path, content)
+            except OSError as error:
+                raise _failed_write(result.path, result.raw, kept, "restore %s to" % source, error) from None
+
+        entry = ("restored", by, verdict, source, "restored %s (%s)" % (source, after.verdict))
+        _nothing, note = _recorded(history_file, entry, loop_window_hours, result.path, result.raw, write)
         message = "restored %s to %s (now %s); the replaced checkpoint %s%s" % (
             source, result.path, after.verdict, "was kept in " + kept if kept else "was not kept" if result.raw else "did not exist", note)
         return RepairOutcome(True, verdict, after.verdict, kept, message, action="restored", after=after,
                              removed_temp_files=removed, restored_from=source)
 
-    return _under_lock(result, directories, lock_timeout, body)
+    return _under_lock(result, directories, lock_timeout, history_file, body)

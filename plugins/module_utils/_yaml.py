@@ -21,6 +21,15 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import (
+    INT64_MAX as _INT64_MAX,
+    INT64_MIN as _INT64_MIN,
+    MAX_NESTING as _MAX_DEPTH,
+    UINT64_MAX as _UINT64_MAX,
+    bounded_int,
+    shown as _shown,
+)
+
 __all__ = ["SUBSET_NOTE", "YamlError", "load", "load_mapping", "resolve_plain"]
 
 SUBSET_NOTE = "the probe reads a subset of YAML: pass the kubelet options explicitly"
@@ -35,7 +44,6 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 _DOT_FLOAT = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?\Z")
 # strconv.ParseInt(s, 0, 64): sign, then 0x / 0o / 0b / a leading 0 (octal) / decimal.
 _INT = re.compile(r"([-+]?)(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|(0[0-7]*)|([1-9][0-9]*))\Z")
-_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2 ** 63), 2 ** 63 - 1, 2 ** 64 - 1
 _ESCAPES = {
     "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
     "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029",
@@ -51,7 +59,6 @@ _UNSUPPORTED = {
     "@": "a plain scalar cannot start with @",
     "`": "a plain scalar cannot start with `",
 }
-_MAX_DEPTH = 64
 
 
 class YamlError(ValueError):
@@ -68,26 +75,33 @@ def _unsupported(line: int, message: str) -> YamlError:
     return YamlError(line, message, unsupported=True)
 
 
-def _go_int(text: str) -> Optional[int]:
+_OUT_OF_RANGE = object()  # marks an integer literal beyond int64/uint64
+
+
+def _go_int(text: str) -> Any:
+    """``strconv.ParseInt(s, 0, 64)`` then ``ParseUint``: the int, ``None`` when ``text`` is no
+    integer literal, :data:`_OUT_OF_RANGE` when it is one beyond 64 bits."""
     match = _INT.match(text)
     if not match:
         return None
     sign, hexa, octal, binary, zero_octal, decimal = match.groups()
     if hexa is not None:
-        value = int(hexa, 16)
+        value = bounded_int(hexa, 16)
     elif octal is not None:
-        value = int(octal, 8)
+        value = bounded_int(octal, 8)
     elif binary is not None:
-        value = int(binary, 2)
+        value = bounded_int(binary, 2)
     elif zero_octal is not None:
-        value = int(zero_octal, 8)
+        value = bounded_int(zero_octal, 8)
     else:
-        value = int(decimal)
+        value = bounded_int(decimal)
+    if value is None:
+        return _OUT_OF_RANGE  # beyond 64 bits: ParseInt and ParseUint both fail
     if sign == "-":
         value = -value
     if _INT64_MIN <= value <= _INT64_MAX or (not sign and value <= _UINT64_MAX):  # ParseInt, then ParseUint
         return value
-    return None
+    return _OUT_OF_RANGE
 
 
 def _json_float(value: float) -> Any:
@@ -120,6 +134,10 @@ def resolve_plain(text: str, line: int = 0) -> Any:
     elif first in "+-0123456789":
         plain = text.replace("_", "")
         number = _go_int(plain)
+        if number is _OUT_OF_RANGE:
+            # go-yaml would fall back to a float or a string, which no integer field of kubelet
+            # accepts: refuse by line rather than guess what kubelet makes of it.
+            raise YamlError(line, "the integer %s does not fit in 64 bits (kubelet's widest integers)" % _shown(plain))
         if number is not None:
             return number
         if _FLOAT.match(plain):

@@ -4,7 +4,9 @@
 """Fault injection against the real modules: no partial checkpoint, no stray file, no false "changed".
 
 - kill -9 at every fsync and every rename of a repair, a sideline and a restore (strace's syscall
-  fault injection against the module run as its own process), then the next run;
+  fault injection against the module run as its own process), then the next run: the repair
+  history stays true (a write that happened is counted by the loop guard, one that did not is
+  not) and the next run leaves exactly one entry for it;
 - ENOSPC on a small tmpfs and EROFS on a read-only bind mount (root only: mount(2));
 - two repairs of one node at once, as two processes;
 - a FIFO, socket, device, directory, dangling symlink or symlink as the checkpoint;
@@ -34,11 +36,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ansible_collections.nodeops.numa_drift as collection
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files, _history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import VERDICTS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, read_bytes, run_module
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, parsed, read_bytes, run_module
 
 STATE = "var/lib/nodeops-numa-drift"
 COLLECTIONS_PATH = os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))
@@ -96,6 +98,18 @@ def our_leftovers(root, *directories):
             found += [os.path.join(directory, name) for name in files if _files.is_our_temp_file(name)]
     lock = os.path.join(root, STATE, "lock")
     return found + ([lock] if os.path.lexists(lock) else [])
+
+
+ACTIONS = {"repaired": "repaired", "absent": "sidelined", "restored": "restored"}
+
+
+def history(root):
+    """The entries of the node's repair history ([] when there is none)."""
+    path = os.path.join(root, STATE, "history.json")
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        return json.load(handle)["repairs"]
 
 
 def backups(root):
@@ -165,12 +179,24 @@ def test_kill_9_at_every_fsync_and_rename(run, drifted, tmp_path, state):
         root = str(tmp_path / ("%s-%d" % (name, n)))
         shutil.copytree(template, root, symlinks=True)
         backups_before = backups(root)
+        history_before = history(root)
         status, result = module_process("kubelet_mm_checkpoint", {"root": root, "state": state},
                                         strace_inject="%s:signal=SIGKILL:when=%d" % (name, n))
         assert status in (-9, 137) and result is None, (name, n, status, result)
         path = checkpoint_file(root)
         now = read_bytes(path) if os.path.lexists(path) else None
         assert now in (start, final), "kill at %s #%d left a checkpoint that is neither the original nor the result" % (name, n)
+        # The history after the kill: a write that happened has its entry (pending or complete, the
+        # loop guard counts both), and no complete entry claims a write that did not happen.
+        killed = history(root)[len(history_before):]
+        assert history(root)[:len(history_before)] == history_before, (name, n)
+        assert len(killed) <= 1 and all(entry["action"] == ACTIONS[state] for entry in killed), (name, n, killed)
+        if now == final:
+            assert len(killed) == 1, "kill at %s #%d: the checkpoint was written but the history has no entry for it" % (name, n)
+            if state == "repaired":
+                assert len(_history.recent_repairs(history(root), 24, time.time())) == 1, (name, n, killed)
+        else:
+            assert all("pending" in entry for entry in killed), "kill at %s #%d: an entry for a write that did not happen" % (name, n)
         for backup_name, content in backups(root).items():  # every backup is complete and holds real bytes of the file
             assert content in (original, repaired), (name, n, backup_name)
             assert backup_name in backups_before or content == start
@@ -180,6 +206,16 @@ def test_kill_9_at_every_fsync_and_rename(run, drifted, tmp_path, state):
         assert again["changed"] is (now != final), (name, n, again)
         assert (read_bytes(path) if os.path.lexists(path) else None) == final
         assert our_leftovers(root) == [], (name, n)
+        # One entry for the one write, settled; the loop guard counts it.
+        assert history(root)[:len(history_before)] == history_before, (name, n)
+        assert [entry["action"] for entry in history(root)[len(history_before):]] == [ACTIONS[state]], (name, n, history(root))
+        assert not any("pending" in entry for entry in history(root)), (name, n, history(root))
+        if state == "repaired":  # the drift comes back: with loop_max_repairs=1 that repair is refused
+            with open(path, "wb") as handle:
+                handle.write(start)
+            guarded = run(kubelet_mm_checkpoint, {"root": root, "loop_max_repairs": 1})
+            assert guarded.get("failed") and "loop guard" in guarded["msg"], (name, n, guarded)
+            assert read_bytes(path) == start
 
 
 # --- full and read-only file systems (root only) ----------------------------------------------
@@ -283,6 +319,71 @@ def test_two_concurrent_repairs_exactly_one_changes(drifted, tmp_path, attempt):
     with open(os.path.join(root, STATE, "history.json")) as handle:
         assert [entry["action"] for entry in json.load(handle)["repairs"]] == ["repaired"]
     assert our_leftovers(root) == []
+
+
+GUARD = (
+    "import sys\n"
+    "from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+RACES = 50
+
+
+def _start(kind, root):
+    """One writer as its own process: the repair module, or the boot guard as kubelet's ExecStartPre runs it."""
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS_PATH)
+    if kind == "module":
+        command = [sys.executable, "-c", DRIVER, "kubelet_mm_checkpoint", json.dumps({"root": root, "repaired_by": "module"})]
+    else:
+        command = [sys.executable, "-c", GUARD, "--root", root]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+
+def _outcome(kind, process, root):
+    """(whether it reports the repair, what it says); the guard's decision is the one it records in guard.json."""
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, (kind, process.returncode, out, err)
+    if kind == "module":
+        result = json.loads(out)
+        assert not result.get("failed"), result
+        return result["changed"], result["message"] if "message" in result else result.get("msg", "")
+    with open(os.path.join(root, STATE, "guard.json")) as handle:
+        decision = json.load(handle)
+    assert decision["action"] in ("repaired", "none"), (decision, err)
+    return decision["action"] == "repaired", "%s: %s" % (decision["verdict"], decision["message"])
+
+
+def _race(drifted, tmp_path, kinds, index):
+    """Start both writers together; while they run, every read of the checkpoint is a complete file."""
+    _root, original, repaired = drifted
+    root = copy_of(drifted, tmp_path, "race-%d" % index)
+    path = checkpoint_file(root)
+    processes = [_start(kind, root) for kind in kinds]
+    while any(process.poll() is None for process in processes):
+        assert read_bytes(path) in (original, repaired), "race %d: a reader saw a partial checkpoint" % index
+    outcomes = [_outcome(kind, process, root) for kind, process in zip(kinds, processes)]
+    assert sorted(changed for changed, _message in outcomes) == [False, True], (index, outcomes)
+    idle = [message for changed, message in outcomes if not changed][0]
+    assert "in_sync" in idle or "already in sync (another run repaired it meanwhile)" in idle, (index, idle)
+    assert read_bytes(path) == repaired and parsed(repaired).verified
+    writer = kinds[[changed for changed, _message in outcomes].index(True)]
+    assert [(entry["action"], entry["by"], "pending" in entry) for entry in history(root)] == [("repaired", writer, False)], index
+    assert list(backups(root).values()) == [original]
+    assert our_leftovers(root) == []
+    shutil.rmtree(root)
+    return writer
+
+
+@pytest.mark.parametrize("kinds", [("module", "module"), ("module", "guard")], ids=["module-module", "module-guard"])
+def test_two_writers_at_once_50_times(drifted, tmp_path, kinds):
+    """The repair module against itself and against the boot guard, started together: the node lock
+    makes exactly one of them write; the other says why it did nothing; one history entry per write."""
+    started = time.monotonic()
+    writers = [_race(drifted, tmp_path, kinds, index) for index in range(RACES)]
+    counts = {writer: writers.count(writer) for writer in set(writers)}
+    if kinds[1] == "guard":  # each wins some races: they really ran at the same time
+        assert set(counts) == {"module", "guard"}, counts
+    sys.stderr.write("%s: %d races in %.1f s; writers %s\n" % ("-".join(kinds), RACES, time.monotonic() - started, counts))
 
 
 # --- checkpoints that are not regular files ---------------------------------------------------

@@ -345,3 +345,58 @@ def test_a_thin_run_that_cannot_run_the_module_says_why(tmp_path, case, expected
         extra["PYTHONDONTWRITEBYTECODE"] = "1"
     thin = run_python(THIN_RUN, [build_thin_zip(tmp_path / "thin.zip")], cache, extra)
     assert thin == {"outcome": expected}
+
+
+def _cache_dir(base, *parts):
+    directory = os.path.join(str(base), *parts)
+    os.makedirs(directory, mode=0o700)
+    return directory
+
+
+def test_trust_walks_every_ancestor_not_only_the_parent(tmp_path) -> None:
+    euid = os.geteuid()
+    directory = _cache_dir(tmp_path, "a", "b", "cache", "tag")
+    assert _bytecode.trusted_directory(directory, euid)
+    os.chmod(str(tmp_path / "a"), 0o777)  # two levels above the cache's parent
+    assert not _bytecode.trusted_directory(directory, euid)
+    os.chmod(str(tmp_path / "a"), 0o775)
+    assert not _bytecode.trusted_directory(directory, euid)
+    os.chmod(str(tmp_path / "a"), 0o755)
+    assert _bytecode.trusted_directory(directory, euid)
+
+
+def test_trust_refuses_a_symlinked_ancestor(tmp_path) -> None:
+    euid = os.geteuid()
+    real = _cache_dir(tmp_path, "real", "cache", "tag")
+    os.symlink(str(tmp_path / "real"), str(tmp_path / "link"))
+    assert _bytecode.trusted_directory(real, euid)
+    assert not _bytecode.trusted_directory(str(tmp_path / "link" / "cache" / "tag"), euid)
+    zip_path = build_zip(tmp_path / "payload.zip")
+    result = run_probe(zip_path, tmp_path / "link" / "cache")
+    assert result["value"] == 42
+    assert entries(tmp_path / "real" / "cache") == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="changing an owner needs root")
+def test_trust_refuses_a_foreign_ancestor_and_allows_roots_sticky_directories(tmp_path) -> None:
+    directory = _cache_dir(tmp_path, "shared", "cache", "tag")
+    os.chown(str(tmp_path / "shared"), 4321, 0)
+    assert not _bytecode.trusted_directory(directory, 0)
+    os.chown(str(tmp_path / "shared"), 0, 0)
+    os.chmod(str(tmp_path / "shared"), 0o1777)  # like /tmp: others cannot rename what is ours
+    assert _bytecode.trusted_directory(directory, 0)
+    os.chown(str(tmp_path / "shared"), 4321, 0)  # sticky but someone else's: they can rename it
+    assert not _bytecode.trusted_directory(directory, 0)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["modules/../../x", "modules.a/b", "modules...x", "modules..x", "module_utils.a.b", "plugins.x", "modules.", "x", "modules.a b",
+     "module_utils._dr\u0131ft", "../modules.x"],
+)
+def test_manifest_names_are_the_collections_own_module_names(name) -> None:
+    digest = "ab" * 32
+    with pytest.raises(ValueError):
+        _bytecode.parse_manifest("%s=%s" % (name, digest))
+    with pytest.raises(ValueError):
+        _bytecode.parse_manifest("modules.numa_drift_facts=%s,%s=%s" % (digest, name, digest))

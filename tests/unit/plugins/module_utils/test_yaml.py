@@ -87,7 +87,6 @@ def test_kubelet_config():
         ("9223372036854775807", 2 ** 63 - 1), ("18446744073709551615", 2 ** 64 - 1),  # ParseUint
         # yamlStyleFloat, then JSON: an integral float is written without a fraction.
         ("08", 8), ("1e3", 1000), ("1.0", 1), ("1.5", 1.5), (".5", 0.5), ("-2.5e-1", -0.25),
-        ("18446744073709551616", 18446744073709552000),
         ("1e999", "1e999"),  # ParseFloat's range error: a string
         ("2001-12-14", "2001-12-14"),  # timestamps stay strings in interface{}
         ("0x", "0x"), ("1.2.3", "1.2.3"), ("-", "-"), ("_1", "_1"), ("1Gi", "1Gi"), ("500m", "500m"),
@@ -96,6 +95,20 @@ def test_kubelet_config():
 def test_plain_scalars_resolve_as_go_yaml_v2(text, value):
     resolved = resolve_plain(text)
     assert resolved == value and type(resolved) is type(value)
+
+
+@pytest.mark.parametrize("text", ["18446744073709551616", "-9223372036854775809", "0x10000000000000000", "9" * 5000, "0" * 5000 + "7" * 23])
+def test_integers_beyond_64_bits_are_refused_by_line(text):
+    # go-yaml v2 would pass them on as a float (or a string), which no kubelet field takes: its
+    # integers are at most uint64 and the memory manager needs every quantity as an int64.
+    with pytest.raises(YamlError) as error:
+        load("a: 1\nb: [%s]\n" % text)
+    assert error.value.line == 2 and not error.value.unsupported
+    assert "does not fit in 64 bits" in str(error.value) and len(str(error.value)) < 200
+
+
+def test_leading_zeros_do_not_count_against_the_bound():
+    assert load("a: %s7\n" % ("0" * 5000)) == {"a": 7}  # ParseInt(s, 0, 64): octal 07
 
 
 @pytest.mark.parametrize("text", [".inf", "-.Inf", ".NaN", "+.INF"])

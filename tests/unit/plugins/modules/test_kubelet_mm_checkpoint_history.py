@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import time
@@ -222,3 +223,36 @@ def test_a_refusal_or_check_mode_leaves_stale_temp_files_alone(run, tmp_path):
     before = tree_snapshot(root)
     assert run(kubelet_mm_checkpoint, {"root": root}, check_mode=True)["changed"] is True
     assert tree_snapshot(root) == before
+
+
+def _pending(root, content):
+    """The entry a repair killed between its history entry and its end leaves (see _history.settled)."""
+    entry = role_entry(0.1)
+    entry.update(by="guard", pending={"checkpoint": checkpoint_file(root), "sha256_before": hashlib.sha256(content).hexdigest()})
+    return entry
+
+
+def test_a_write_killed_before_the_rename_leaves_no_counted_entry(run, tmp_path):
+    root = kaslr_node(tmp_path)
+    original = read_bytes(checkpoint_file(root))
+    write_history(root, [_pending(root, original)])  # the checkpoint still holds what it held: nothing was written
+    result = run(kubelet_mm_checkpoint, {"root": root, "loop_max_repairs": 1})
+    assert result["changed"] is True, result.get("msg")
+    assert [(entry["action"], entry["by"], "pending" in entry) for entry in history_of(root)] == [("repaired", "module", False)]
+
+
+def test_a_write_killed_after_the_rename_is_settled_and_counted(run, tmp_path):
+    root = kaslr_node(tmp_path)
+    original = read_bytes(checkpoint_file(root))
+    repaired_root = kaslr_node(tmp_path, name="repaired")
+    assert run(kubelet_mm_checkpoint, {"root": repaired_root})["changed"] is True
+    with open(checkpoint_file(root), "wb") as handle:  # the killed run's rename happened
+        handle.write(read_bytes(checkpoint_file(repaired_root)))
+    write_history(root, [_pending(root, original)])
+    assert run(kubelet_mm_checkpoint, {"root": root})["changed"] is False  # in_sync: settles the entry under the lock
+    assert [(entry["action"], entry["by"], "pending" in entry) for entry in history_of(root)] == [("repaired", "guard", False)]
+    with open(checkpoint_file(root), "wb") as handle:  # the drift comes back
+        handle.write(original)
+    result = run(kubelet_mm_checkpoint, {"root": root, "loop_max_repairs": 1})
+    assert result["failed"] and result["msg"].startswith("loop guard: this node was repaired 1 times")
+    assert read_bytes(checkpoint_file(root)) == original
