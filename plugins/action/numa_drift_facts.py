@@ -4,7 +4,7 @@
 """Action plugin for nodeops.numa_drift.numa_drift_facts: run the probe from the node's bytecode cache when it can.
 
 A node that ran the probe before holds the engine's compiled code (``module_utils/_bytecode.py``).
-This plugin first sends the small ``nodeops.numa_drift.cached_run`` module with a manifest (the
+This plugin first sends the small ``nodeops.numa_drift.__cached_run`` module with a manifest (the
 probe and every engine file it imports, by source digest) in its environment: on a node whose
 cache holds them, the probe runs from there without the engine being sent or compiled. When the
 node answers that it could not (``miss``: not cached yet, ``unusable``/``off``: it cannot cache),
@@ -27,7 +27,7 @@ from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import 
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._manifest import module_manifest
 
 MODULE = "nodeops.numa_drift.numa_drift_facts"
-CACHED_RUN = "nodeops.numa_drift.cached_run"
+CACHED_RUN = "nodeops.numa_drift.__cached_run"
 CANNOT_CACHE = ("unusable", "off")
 
 

@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: fleet_report
-short_description: Build the data of the probe and remediate playbooks' fleet report
+module: __fleet_report
+short_description: Build the data of the probe and remediate playbooks' fleet report (internal)
 version_added: 0.1.0
 description:
   - Internal to the playbooks C(nodeops.numa_drift.probe) and C(nodeops.numa_drift.remediate) (an action plugin
@@ -75,7 +75,7 @@ options:
 
 EXAMPLES = r"""
 - name: Gather the fleet report
-  nodeops.numa_drift.fleet_report:
+  nodeops.numa_drift.__fleet_report:
     kind: probe
     hosts: "{{ ansible_play_hosts_all }}"
     outcomes: "{{ ansible_play_hosts_all | map('extract', hostvars) | map(attribute='remediate_outcome', default={}) | list }}"
