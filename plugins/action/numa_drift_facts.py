@@ -22,6 +22,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import REPAIRABLE, remediate_advice
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._module_args import NODE_OPTIONS_SPEC
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import set_host_facts
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._manifest import module_manifest
@@ -51,11 +52,19 @@ class ActionModule(ActionBase):
         else:  # as ansible.builtin.normal runs a module
             result = merge_hash(result, self._execute_module(module_name=MODULE, module_args=self._task.args, task_vars=task_vars,
                                                              wrap_async=wrap_async))
+        self._advise_for(result, task_vars.get("inventory_hostname"))
         if outcome in CANNOT_CACHE and not wrap_async:
             set_host_facts(self, result, {_bytecode.OUTCOME_KEY: outcome})
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
+
+    @staticmethod
+    def _advise_for(result: Dict[str, Any], host: Any) -> None:
+        """A repairable node's advice names the remediate playbook limited to this host (the node only knows "NODE")."""
+        facts = result.get("numa_drift")
+        if host and isinstance(facts, dict) and facts.get("verdict") == REPAIRABLE:
+            facts["advice"] = remediate_advice(str(host))
 
     @staticmethod
     def _cache_state(task_vars: Dict[str, Any]) -> Any:
