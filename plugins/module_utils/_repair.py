@@ -14,7 +14,7 @@ advice: "drain this node and delete the memory manager checkpoint file");
    it now is ``in_sync`` (another run repaired it meanwhile: nothing to do, ``changed`` false);
 4. backs up the original outside the kubelet directory, writes through the one verified write
    path (``_files.atomic_write``), re-reads and re-verifies with the readers of every kubelet
-   era (spec 1 [R], spec 8.4 rule 7), and puts the original back when that fails;
+   era (docs/safety.md), and puts the original back when that fails;
 5. records the run in the repair history (``_history``), which the loop guard reads.
 
 ``changed`` is true only when the checkpoint's bytes really changed. A failure raises
