@@ -10,7 +10,7 @@ module: kubelet_mm_checkpoint
 short_description: Repair or sideline kubelet's memory manager checkpoint after benign NUMA drift
 version_added: 0.1.0
 description:
-  - This module is for people who drive kubelet themselves - it writes the file and nothing else: it does not cordon
+  - This module is for people who drive kubelet themselves. It writes the file and nothing else; it does not cordon
     the Node, stop or start kubelet, or wait for the Node to be Ready. To repair a node of a cluster, run the
     playbook C(nodeops.numa_drift.remediate) limited to it (C(ansible-playbook -i INVENTORY nodeops.numa_drift.remediate
     --limit NODE)), which does all of that around this module (see docs/playbooks.md).

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import pytest
 
@@ -45,7 +45,9 @@ def payload(field: str) -> str:
 
 def hostile_outcome(tag: str, action: str) -> Dict[str, Any]:
     """One node's outcome record (as the probe and remediate role record it) with markup in every node string."""
-    p = lambda field: payload("%s-%s" % (tag, field))  # noqa: E731
+    def p(field: str) -> str:
+        return payload("%s-%s" % (tag, field))
+
     uid = p("uid")
     numa_node = {"node": 0, "holds_kernel_image": True,
                  "memory": {"recorded_total": 64 << 30, "current_total": (64 << 30) - (44 << 20), "delta_total": -(44 << 20),

@@ -47,3 +47,14 @@ def test_internal_plugins_keep_their_documentation(name):
     shown = _doc("-t", "module", "nodeops.numa_drift.__" + name)
     assert "nodeops.numa_drift.__%s" % name in shown
     assert "internal" in shown.lower()
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_the_user_modules_documentation_parses(name):
+    assert "> MODULE %s" % name in _doc("-t", "module", name)
+
+
+def test_kubelet_mm_checkpoint_sends_cluster_users_to_the_remediate_playbook():
+    shown = " ".join(_doc("-t", "module", "nodeops.numa_drift.kubelet_mm_checkpoint").split())
+    assert "for people who drive kubelet themselves" in shown
+    assert "ansible-playbook -i INVENTORY nodeops.numa_drift.remediate --limit NODE" in shown
