@@ -349,8 +349,9 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
         entry["needs_human"] = any(need["host"] == entry["host"] for need in needs_human)
     repairable = [entry["host"] for entry in rows if entry["verdict_after"] == REPAIRABLE and entry["action"] in ("probed", "dry_run")]
     next_steps = dict(NEXT_STEPS)
-    if repairable:
-        next_steps[REPAIRABLE] = _sentence(remediate_advice(",".join(repairable)))
+    still = [entry["host"] for entry in rows if entry["verdict_after"] == REPAIRABLE]  # the per-verdict table's nodes
+    if still:
+        next_steps[REPAIRABLE] = _sentence(remediate_advice(",".join(still)))
     stopped = stopped if kind == "remediate" and stopped else None
     if kind == "remediate":
         headline = "%d nodes; actions %s; verdicts before %s; after %s" % (len(rows), _counted(actions), _counted(before), _counted(after))

@@ -254,6 +254,8 @@ def test_what_now_lists_the_nodes_that_need_a_human_with_reason_and_next_step(tm
     assert needs["n-refused"]["next_step"] == exceeds["advice"]
     assert needs["n-failed"]["reason"].startswith("failed: could not cordon") and needs["n-failed"]["next_step"] == failed["message"]
     assert report["not_processed"] == ["h-later"] and report["repairable"] == []
+    # Still drift_within_bound after the run (it failed): the per-verdict next step names that host.
+    assert "nodeops.numa_drift.remediate --limit h-failed " in report["next_steps"]["drift_within_bound"]
     rows = {entry["node"]: entry for entry in report["nodes"]}
     assert rows["n-refused"]["needs_human"] and not rows["n-repaired"]["needs_human"]
     assert rows["n-repaired"]["action_note"] == "stays cordoned (cordoned before by someone else)"
