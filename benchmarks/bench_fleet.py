@@ -16,7 +16,7 @@
    from the clock, CPU time (user + sys of ansible-playbook and every process it waited for:
    workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts.
 3. Payload: each kind once more on one host with pipelining off and ``ANSIBLE_KEEP_REMOTE_FILES``:
-   every ``AnsiballZ_*.py`` it sent (the probe's action plugin sends ``cached_run`` first, and the
+   every ``AnsiballZ_*.py`` it sent (the probe's action plugin sends ``__cached_run`` first, and the
    probe module itself only when the node's cache cannot run it), and the files each zip carries.
 4. The remediate role on the sandbox fleet (tests/sandbox/fleet.py, mixed scenario): a callback
    counts the task starts and times them on a repaired node (drift_within_bound) and on
@@ -249,7 +249,7 @@ def payloads(directory: str, playbooks: Dict[str, str], inventory: str, collecti
     """Keep the remote files of one host (pipelining off) and measure every AnsiballZ file each kind of run sends.
 
     ``probe`` runs with the node's bytecode cache filled: the action plugin sends only
-    ``cached_run``; ``probe_cold`` with the cache off: ``cached_run``, then the probe module.
+    ``__cached_run``; ``probe_cold`` with the cache off: ``__cached_run``, then the probe module.
     """
     result: Dict[str, Any] = {}
     for kind in KINDS:

@@ -23,7 +23,7 @@ CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, CHECKOUT)
 import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
-from ansible_collections.nodeops.numa_drift.plugins.action.guard_program import build_zipapp  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.action.__guard_program import build_zipapp  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _guard  # noqa: E402
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils import scenario  # noqa: E402
 

@@ -4,15 +4,18 @@
 #   bash scripts/test.sh                 all stages, in order
 #   bash scripts/test.sh unit lint       only the named stages
 #
-# Stages: unit (pytest), sanity (ansible-test sanity, no ignores), lint (ansible-lint,
-# production profile, offline), changelog (antsibull-changelog lint), molecule (every scenario
-# in real multi-NUMA QEMU guests; skipped with a reason where they cannot run). Every selected
-# stage runs; the exit status is non-zero when any of them failed.
+# Stages: unit (pytest tests/unit: the engine and plugins in-process, no system packages; the
+# fast loop, a few minutes), integration (pytest tests/integration: playbooks, the sandbox fleet,
+# Chromium, Prometheus, the execution environment; installs Debian packages first; the rest),
+# sanity (ansible-test sanity, no ignores), lint (ansible-lint, production profile, offline),
+# changelog (antsibull-changelog lint), molecule (every scenario in real multi-NUMA QEMU guests;
+# skipped with a reason where they cannot run). Every selected stage runs; the exit status is
+# non-zero when any of them failed.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV="$ROOT/.venv"
-ALL_STAGES=(unit sanity lint changelog molecule)
+ALL_STAGES=(unit integration sanity lint changelog molecule)
 
 usage() {
   local IFS='|'
@@ -41,20 +44,28 @@ run() {
   "$@"
 }
 
-stage_unit() {
-  local -a paths=()
-  local dir rc
-  for dir in tests/unit tests/integration; do
-    [ -d "$dir" ] && paths+=("$dir")
-  done
-  [ ${#paths[@]} -gt 0 ] || { echo "no tests/unit or tests/integration directory" >&2; return 1; }
-  # Real components the integration tests start (strace, Prometheus, node exporter, Chromium), from Debian.
-  run bash tests/integration/requirements.sh || return 1
-  run python -m pytest "${paths[@]}"
+# pytest over one directory; collecting no test is a failure (a stage that tested nothing failed).
+run_pytest() {
+  local rc
+  [ -d "$1" ] || { echo "no $1 directory" >&2; return 1; }
+  run python -m pytest "$@"
   rc=$?
-  # pytest exits 5 when it collected nothing: a test stage that tested nothing has failed.
-  [ "$rc" -ne 5 ] || echo "pytest collected no tests" >&2
+  [ "$rc" -ne 5 ] || echo "pytest collected no tests in $1" >&2
   return "$rc"
+}
+
+stage_unit() {
+  # In-process tests of the engine and the plugins: Python only, nothing installed on the system.
+  run_pytest tests/unit
+}
+
+stage_integration() {
+  # Real components the integration tests start (strace, Prometheus, node exporter, Chromium,
+  # podman), from Debian.
+  run bash tests/integration/requirements.sh || return 1
+  run_pytest tests/integration
+  # Kubelet's own memory-manager code judging the engine's verdicts (tests/kubelet_judge) joins
+  # here: one more run_pytest line, after the integration tests.
 }
 
 # The files of the checkout: tracked plus untracked-but-not-ignored, NUL-separated.
@@ -129,6 +140,7 @@ stage_molecule() {
 run_stage() {
   case "$1" in
     unit) stage_unit ;;
+    integration) stage_integration ;;
     sanity) stage_sanity ;;
     lint) stage_lint ;;
     changelog) stage_changelog ;;

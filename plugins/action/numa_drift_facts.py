@@ -4,7 +4,7 @@
 """Action plugin for nodeops.numa_drift.numa_drift_facts: run the probe from the node's bytecode cache when it can.
 
 A node that ran the probe before holds the engine's compiled code (``module_utils/_bytecode.py``).
-This plugin first sends the small ``nodeops.numa_drift.cached_run`` module with a manifest (the
+This plugin first sends the small ``nodeops.numa_drift.__cached_run`` module with a manifest (the
 probe and every engine file it imports, by source digest) in its environment: on a node whose
 cache holds them, the probe runs from there without the engine being sent or compiled. When the
 node answers that it could not (``miss``: not cached yet, ``unusable``/``off``: it cannot cache),
@@ -22,12 +22,13 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import REPAIRABLE, remediate_advice
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._module_args import NODE_OPTIONS_SPEC
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import set_host_facts
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._manifest import module_manifest
 
 MODULE = "nodeops.numa_drift.numa_drift_facts"
-CACHED_RUN = "nodeops.numa_drift.cached_run"
+CACHED_RUN = "nodeops.numa_drift.__cached_run"
 CANNOT_CACHE = ("unusable", "off")
 
 
@@ -51,11 +52,19 @@ class ActionModule(ActionBase):
         else:  # as ansible.builtin.normal runs a module
             result = merge_hash(result, self._execute_module(module_name=MODULE, module_args=self._task.args, task_vars=task_vars,
                                                              wrap_async=wrap_async))
+        self._advise_for(result, task_vars.get("inventory_hostname"))
         if outcome in CANNOT_CACHE and not wrap_async:
             set_host_facts(self, result, {_bytecode.OUTCOME_KEY: outcome})
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
+
+    @staticmethod
+    def _advise_for(result: Dict[str, Any], host: Any) -> None:
+        """A repairable node's advice names the remediate playbook limited to this host (the node only knows "NODE")."""
+        facts = result.get("numa_drift")
+        if host and isinstance(facts, dict) and facts.get("verdict") == REPAIRABLE:
+            facts["advice"] = remediate_advice(str(host))
 
     @staticmethod
     def _cache_state(task_vars: Dict[str, Any]) -> Any:

@@ -63,14 +63,14 @@ CHECKPOINT_FILE_NAME = "memory_manager_state"
 MAX_CHECKPOINT_BYTES = 4 * 1024 * 1024  # ~80x a 250-pod node's file; keeps a probe's time and memory bounded
 CORRUPTED = "checkpoint is corrupted"
 
-# Era keys, oldest first (spec 0 and 3.5).
+# Era keys, oldest first (the checkpoint structs of memorymanager/state/checkpoint.go per release).
 ERA_LEGACY = "legacy"
 ERA_136_GATE_OFF = "1.36-gate-off"
 ERA_136_GATE_ON = "1.36-gate-on"
 ERA_137 = "1.37"
 ERAS = (ERA_LEGACY, ERA_136_GATE_OFF, ERA_136_GATE_ON, ERA_137)
 
-# JSON field names of each era's struct, in declaration order (spec 2.7).
+# JSON field names of each era's struct, in declaration order (memorymanager/state/checkpoint.go).
 LEGACY_KEYS = ("policyName", "machineState", "entries", "checksum")
 V2_KEYS = ("policyName", "machineState", "entries", "podEntries", "checksum")
 V3_KEYS = ("policyName", "machineState", "entries", "checksum", "data", "dataChecksum")
@@ -87,7 +87,7 @@ BLOCK_KEYS = ("numaAffinity", "type", "size")
 POD_ENTRY_KEYS = ("memoryBlocks",)
 
 
-# --- Data model (spec 2) -------------------------------------------------------------
+# --- Data model (memorymanager/state/state.go) ----------------------------------------
 
 
 class MemoryTable(Record):
@@ -132,7 +132,7 @@ class CheckpointFields(Record):
     data_checksum: int = 0
 
 
-# --- Go decoding into the model (spec 4.5) --------------------------------------------
+# --- Go decoding into the model (json.Unmarshal) ---------------------------------------
 
 
 def _decode_int_list(dec: TypedDecoder, value: Any, current: Optional[List[int]]) -> Optional[List[int]]:
@@ -266,7 +266,7 @@ def decode_fields(tree: Any, keys: Tuple[str, ...]) -> Tuple[CheckpointFields, O
     return fields, dec.first_error
 
 
-# --- The Go values that kubelet hashes (spec 2, 4.2) ----------------------------------
+# --- The Go values that kubelet hashes (checksum.New) ----------------------------------
 
 
 def _ints_value(values: Optional[List[int]]) -> GoSlice:
@@ -353,26 +353,26 @@ def _checkpoint_value(fields: CheckpointFields, type_name: str, with_pod_entries
 
 
 def legacy_checksum(fields: CheckpointFields) -> int:
-    """Spec 4.2/4.3: the legacy (and 1.37 inline) checksum."""
+    """``MemoryManagerCheckpoint.VerifyChecksum``: the legacy (and 1.37 inline) checksum."""
     return deep_hash(_checkpoint_value(fields, "state.MemoryManagerCheckpoint", with_pod_entries=False))
 
 
 def v1_name_checksum(fields: CheckpointFields) -> int:
-    """Spec 4.6: 1.36 with PodLevelResourceManagers off hashes under the V1 type name."""
+    """``MemoryManagerCheckpointV1.VerifyChecksum``: 1.36 with PodLevelResourceManagers off hashes under the V1 type name."""
     return deep_hash(_checkpoint_value(fields, "state.MemoryManagerCheckpointV1", with_pod_entries=False))
 
 
 def v2_checksum(fields: CheckpointFields) -> int:
-    """Spec 4.8: 1.36 V2 (and 1.37's V2 fallback) include ``PodEntries``."""
+    """``MemoryManagerCheckpointV2.VerifyChecksum``: 1.36 V2 (and 1.37's V2 fallback) include ``PodEntries``."""
     return deep_hash(_checkpoint_value(fields, "state.MemoryManagerCheckpoint", with_pod_entries=True))
 
 
 def data_checksum(data: str) -> int:
-    """Spec 4.7: FNV-1a 32 of ``(string)`` followed by the decoded ``data`` string."""
+    """``MemoryManagerCheckpointV3.VerifyChecksum``: FNV-1a 32 of ``(string)`` followed by the decoded ``data`` string."""
     return deep_hash(GoScalar("string", data))
 
 
-# --- The era readers (spec 3.5) -------------------------------------------------------
+# --- The era readers (UnmarshalCheckpoint, VerifyChecksum) -----------------------------
 
 
 class EraResult(Record, frozen=True):
@@ -478,7 +478,7 @@ def read_as_era(document: Any, era: str) -> EraResult:
     raise ValueError("unknown kubelet era %r (known: %s)" % (era, ", ".join(ERAS)))
 
 
-# --- Layout, content and what a repair may do (spec 3.1, 3.6, 4.5 [R]) -----------------
+# --- Layout, content and what a repair may do (docs/safety.md) ------------------------
 
 
 class CheckpointReport(Record, frozen=True):
@@ -503,7 +503,7 @@ class CheckpointReport(Record, frozen=True):
         return bool(self.accepted_by)
 
     def write_layout(self) -> Tuple[Optional[str], str]:
-        """Spec 3.6: the layout a repair writes (legacy or v3), or None and why it must refuse."""
+        """docs/safety.md: the layout a repair writes (legacy or v3), or None and why it must refuse."""
         return _write_layout(self)
 
 
@@ -678,7 +678,7 @@ def _write_layout(report: CheckpointReport) -> Tuple[Optional[str], str]:
     return "legacy", "legacy layout with the legacy checksum, accepted by every kubelet era"
 
 
-# --- Go json.Marshal of the checkpoint (spec 1, 3.4) -----------------------------------
+# --- Go json.Marshal of the checkpoint (MarshalCheckpoint) -----------------------------
 
 
 def _marshal_ints(values: Optional[List[int]]) -> str:
@@ -690,7 +690,7 @@ def _marshal_object(items: List[Tuple[str, str]]) -> str:
 
 
 def _marshal_sorted_map(mapping: Optional[dict], marshal_value: Callable[[Any], str]) -> str:
-    # Go sorts map keys as strings, also for int keys (spec 1 rule 2).
+    # Go sorts map keys as strings, also for int keys (Go's ``encoding/json``).
     if mapping is None:
         return "null"
     return _marshal_object(sorted(((str(key), marshal_value(value)) for key, value in mapping.items())))
@@ -748,7 +748,7 @@ def _marshal_struct(fields: CheckpointFields, keys: Tuple[str, ...]) -> str:
 
 
 def _kubelet_parsed(fields: CheckpointFields, keys: Tuple[str, ...]) -> CheckpointFields:
-    """The fields as kubelet will decode them from the bytes we are about to write (spec 3.6)."""
+    """The fields as kubelet will decode them from the bytes we are about to write (every era's ``UnmarshalCheckpoint``)."""
     decoded, error = decode_fields(parse_document(_marshal_struct(fields, keys).encode("utf-8")), keys)
     if error:
         raise ValueError("internal error: marshalled checkpoint does not decode: " + error)
@@ -763,7 +763,7 @@ def marshal_legacy(fields: CheckpointFields) -> bytes:
 
 
 def marshal_v3(fields: CheckpointFields) -> bytes:
-    """1.37's writer (spec 3.4): data + dataChecksum, inline legacy part with the legacy checksum."""
+    """1.37's writer (``MemoryManagerCheckpointV3.MarshalCheckpoint``): data + dataChecksum, inline legacy part with the legacy checksum."""
     state = replace(fields, checksum=0, data="", data_checksum=0)
     data = _marshal_struct(state, DATA_KEYS)
     inline = replace(state, pod_entries={})

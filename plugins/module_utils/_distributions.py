@@ -4,7 +4,7 @@
 """Which distribution runs kubelet on a node, under which service, with which command line.
 
 Each profile reads the files its distribution's wrapper reads and builds kubelet's argv the
-way the wrapper does (facts and citations: shared/notes/kubelet-layouts.md, docs/distributions.md):
+way the wrapper does (facts and each distribution's source: docs/distributions.md):
 
 * MicroK8s: ``$SNAP_DATA/args/kubelet``, one flag per line, evaluated as a bash array
   (``${SNAP_DATA}``/``${SNAP_COMMON}`` expanded, quotes removed), run by ``snap.microk8s.daemon-kubelite``;

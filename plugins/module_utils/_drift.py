@@ -5,9 +5,9 @@
 
 :func:`assess` is pure: checkpoint bytes + node facts + kubelet settings + a bound in,
 an :class:`Assessment` out. It lists every cause it finds, each tagged with a verdict
-from design.md's vocabulary, and the verdict is the first of them in this order
+from the vocabulary of docs/modules.md (Verdicts), and the verdict is the first of them in this order
 (kubelet's own restore order, then the fields that must match exactly, then the bound).
-The repair plan is the fully recomputed machine state (spec 5.4, 8.4 rule 7), never a
+The repair plan is the fully recomputed machine state (what ``getDefaultMachineState`` and ``validateState`` recompute; docs/safety.md), never a
 patch of the deltas. :func:`probe` is the one function here that reads files.
 """
 
@@ -42,6 +42,7 @@ __all__ = [
     "VERDICTS",
     "REPAIRABLE",
     "NOTHING_TO_DO",
+    "remediate_advice",
     "Cause",
     "NodeDrift",
     "RepairPlan",
@@ -71,9 +72,23 @@ VERDICTS = (
 REPAIRABLE = "drift_within_bound"
 TOLERATED = "kubelet_tolerates"
 NOTHING_TO_DO = ("in_sync", "no_checkpoint", TOLERATED)
-KERNEL_MARGIN_BYTES = 64 * 1024 * 1024  # KEP-6232: bound = kernel image span + 64 MiB (spec 7.2)
-VALIDATED_POLICIES = ("Static", "BestEffort")  # BestEffort wraps Static's validation (spec 5.5)
+KERNEL_MARGIN_BYTES = 64 * 1024 * 1024  # KEP-6232: bound = kernel image span + 64 MiB (memory_drift.go)
+VALIDATED_POLICIES = ("Static", "BestEffort")  # BestEffort wraps Static's validation (memorymanager ``NewManager``)
 EXPECTED_STATE_DIFFERS = "[memorymanager] the expected machine state is different from the real one"
+
+REMEDIATE_PLAYBOOK = "nodeops.numa_drift.remediate"
+
+
+def remediate_advice(hosts: str = "NODE") -> str:
+    """What to do about a repairable node: the remediate playbook, limited to it (``hosts``: inventory names).
+
+    The playbook is the safe path (cordon, stop kubelet, repair, start, wait for Ready, uncordon); the
+    kubelet_mm_checkpoint module alone does none of that around the write.
+    """
+    return ("repair it with the remediate playbook, which cordons the Node, stops kubelet, repairs the checkpoint, starts"
+            " kubelet, waits for Ready and uncordons: ansible-playbook -i INVENTORY %s --limit %s (the"
+            " kubelet_mm_checkpoint module is for those who stop and start kubelet themselves)" % (REMEDIATE_PLAYBOOK, hosts))
+
 
 _ADVICE = {
     "kubelet_config_unknown": "nothing was touched: fix or name kubelet's configuration (options kubelet_config, "
@@ -81,7 +96,7 @@ _ADVICE = {
     "kubelet_tolerates": "nothing to do: kubelet tolerates this drift itself (KEP-6232 memory-drift-tolerance)",
     "no_checkpoint": "nothing to do: kubelet writes a fresh checkpoint at start",
     "in_sync": "nothing to do: kubelet starts with this checkpoint",
-    "drift_within_bound": "repair it with nodeops.numa_drift.kubelet_mm_checkpoint (state: repaired)",
+    "drift_within_bound": remediate_advice(),
     "corrupt": "drain the node and remove the checkpoint (state: absent), as kubelet's error says",
     "unsupported_layout": "drain the node and remove the checkpoint (state: absent), or repair by hand",
     "policy_mismatch": "drain the node and remove the checkpoint (state: absent): the policy changed",
@@ -141,7 +156,7 @@ class Assessment(Record, frozen=True):
 
 
 def resolve_bound(option: str, node: NodeFacts) -> Tuple[Optional[int], str]:
-    """KEP-6232's bound (spec 7.2, 8.2): ``auto`` = kernel span + 64 MiB, ``off`` = 0, or a quantity."""
+    """KEP-6232's bound (memory_drift.go): ``auto`` = kernel span + 64 MiB, ``off`` = 0, or a quantity."""
     text = str(option).strip()
     if text == "off":
         return 0, "off: exact comparison"
@@ -158,7 +173,7 @@ def _first_verdict(causes: List[Cause]) -> str:
 
 
 def _machine(node: NodeFacts) -> Dict[int, NodeMemory]:
-    # cadvisor reports a node without readable meminfo as 0 bytes (spec 6.2); so do we.
+    # cadvisor reports a node without readable meminfo as 0 bytes (``getNodeMemInfo``); so do we.
     return {
         numa.id: NodeMemory(
             numa.mem_total_bytes or 0,
@@ -208,7 +223,7 @@ def _policy_causes(content: checkpoint.CheckpointFields, settings: KubeletSettin
 
 
 def _node_reading_causes(node: NodeFacts) -> List[Cause]:
-    """Spec 6.1/6.2 [R]: a node whose memory cannot be read is refused, never computed from 0."""
+    """docs/safety.md: a node whose memory cannot be read is refused, never computed from 0."""
     if not node.numa_nodes:
         detail = "; ".join(node.problems) or "no node<N> directory"
         return [Cause("topology_changed", "no NUMA node is readable under %s: %s" % (node.root, detail))]
@@ -245,7 +260,7 @@ def _difference_cause(diff: StateDifference, memory_drifted: bool) -> Optional[C
     if diff.resource == MEMORY and diff.kind in ("total", "allocatable"):
         return None  # judged against the bound
     if diff.resource == MEMORY and diff.kind in ("free", "reserved") and memory_drifted:
-        return None  # recomputed from the blocks by the repair (spec 8.1: not compared)
+        return None  # recomputed from the blocks by the repair (KEP-6232: not compared)
     return Cause("assignments_do_not_fit", detail + ": the recorded assignments do not match the blocks")
 
 
@@ -275,7 +290,7 @@ def _state_causes(
     stored = content.machine_state or {}
     nodes = _node_drifts(stored, expected, node)
     if not stored and not content.entries:
-        return causes + [Cause("in_sync", "the machine state is empty: kubelet re-initialises it (spec 5.2 step 2)")], expected, nodes
+        return causes + [Cause("in_sync", "the machine state is empty: kubelet re-initialises it (validateState)")], expected, nodes
     if not stored:
         return causes + [Cause("assignments_do_not_fit", "[memorymanager] machine state can not be empty when it has memory assignments")], expected, nodes
     differences = compare_states(stored, expected, strict=True)
@@ -372,7 +387,7 @@ def verify_written(content: bytes, plan: RepairPlan) -> List[str]:
 
 
 def checkpoint_path(root: str, kubelet_root_dir: str) -> str:
-    """Host path of ``<root dir>/memory_manager_state`` (spec 1; the root dir only moves with ``--root-dir``)."""
+    """Host path of ``<root dir>/memory_manager_state`` (``memoryManagerStateFileName``; the root dir only moves with ``--root-dir``)."""
     return under_root(root, node_join(kubelet_root_dir, checkpoint.CHECKPOINT_FILE_NAME))
 
 

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """File safety for kubelet's files: the one verified write path, the one regular-file reader, backups.
 
-The write follows kubelet's own file store (spec 1: temporary file in the same directory,
-fsync, rename) and adds what a repair tool owes (spec 1 [R]): mode 0600, the original
+The write follows kubelet's own file store (``FileStore.Write``: temporary file in the same directory,
+fsync, rename) and adds what a repair tool owes (docs/safety.md): mode 0600, the original
 owner kept, the directory fsynced, the file re-read and compared, a backup of the
 original bytes outside the kubelet directory. Every file this collection writes on a node
 (checkpoint, backups, the repair history) goes through :func:`atomic_write`.

@@ -5,7 +5,7 @@
 
 Go decodes in two passes: a syntax check of the whole input (nothing is assigned when it
 fails), then a typed decode that records the *first* type error, keeps going, and reports
-that error at the end (spec 4.5). :func:`parse_document` is the first pass and yields a
+that error at the end (Go's ``json.Unmarshal``, which kubelet's ``UnmarshalCheckpoint`` calls). :func:`parse_document` is the first pass and yields a
 tree that keeps what Go's typed decode can see and Python's ``json`` would hide: repeated
 keys in order (``JsonObject``), the literal text of numbers (``JsonNumber``), ``null``.
 :class:`TypedDecoder` holds the helpers of the second pass (integer parsing, key folding).
@@ -135,7 +135,7 @@ def go_json_kind(value: Any) -> str:
 
 
 def fold_key(key: str) -> str:
-    """Go's field-name folding (spec 4.5 item 2): ASCII case, plus U+212A -> k and U+017F -> s."""
+    """Go's field-name folding (Go's ``encoding/json`` ``foldName``): ASCII case, plus U+212A -> k and U+017F -> s."""
     return key.replace("\u212a", "k").replace("\u017f", "s").translate(_ASCII_LOWER)
 
 
@@ -199,7 +199,7 @@ class TypedDecoder:
         return current
 
     def map_int_key(self, key: str, go_type: str) -> Optional[int]:
-        """A ``map[int]`` key: ``strconv.ParseInt(key, 10, 64)`` (spec 4.5 item 4)."""
+        """A ``map[int]`` key: ``strconv.ParseInt(key, 10, 64)`` (Go's ``encoding/json`` map decoding)."""
         if _DECIMAL_INT.match(key[:1] + key[1:].lstrip("0")):
             number = bounded_int(key.lstrip("+-"))
             number = None if number is None else -number if key.startswith("-") else number
@@ -233,5 +233,5 @@ def _escape(match: re.Match) -> str:
 
 
 def marshal_string(text: str) -> str:
-    """A JSON string exactly as Go's ``json.Marshal`` writes it (HTML-safe escaping on, spec 1)."""
+    """A JSON string exactly as Go's ``json.Marshal`` writes it (HTML-safe escaping on, as in kubelet's ``MarshalCheckpoint``)."""
     return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'

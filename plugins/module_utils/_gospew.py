@@ -4,9 +4,9 @@
 """go-spew ``%#v`` rendering and FNV-1a 32, as kubelet's checkpoint checksum uses them.
 
 Kubelet hashes a checkpoint with ``hash.DeepHashObject``: FNV-1a 32 over go-spew v1.1.1's
-``%#v`` rendering of a pointer to the checkpoint struct (spec section 4). This module renders
+``%#v`` rendering of a pointer to the checkpoint struct (kubelet's ``checksum.New`` through ``hashutil.DeepHashObject``). This module renders
 a small reflective model of Go values (pointer, struct, map, slice, scalar) exactly as
-go-spew's ``formatter`` does, including its ``ignoreNextType`` flag (spec 4.2 rule 11).
+go-spew's ``formatter`` does, including its ``ignoreNextType`` flag (go-spew v1.1.1 ``formatter.format``).
 It knows nothing of kubelet's types; ``_checkpoint`` maps them onto this model.
 """
 
@@ -66,7 +66,7 @@ GoValue = Union[GoScalar, GoSlice, GoMap, GoStruct, GoPtr]
 
 
 def fnv1a_32(data: bytes) -> int:
-    """FNV-1a, 32 bit (spec 4.1): xor each byte in, then multiply by the prime mod 2^32."""
+    """FNV-1a, 32 bit (``hashutil.DeepHashObject`` with ``fnv.New32a``): xor each byte in, then multiply by the prime mod 2^32."""
     value = _FNV32_OFFSET_BASIS
     for byte in data:
         value = ((value ^ byte) * _FNV32_PRIME) & 0xFFFFFFFF

@@ -167,11 +167,11 @@ class KubeletSettings(Record, frozen=True):
 
     @property
     def state_file(self) -> str:
-        """The checkpoint's node path: ``<root dir>/memory_manager_state`` (spec 1)."""
+        """The checkpoint's node path: ``<root dir>/memory_manager_state`` (memorymanager ``memoryManagerStateFileName``)."""
         return posixpath.join(self.root_dir, STATE_FILE_NAME)
 
     def reserved_bytes(self, numa_node: int, resource: str) -> int:
-        """``systemReserved`` kubelet puts in the checkpoint for a node and resource (spec 5.1)."""
+        """``systemReserved`` kubelet puts in the checkpoint for a node and resource (memorymanager ``getSystemReservedMemory``)."""
         return self.reserved_memory.get(numa_node, {}).get(resource, 0)
 
     def total_reserved(self, resource: str) -> int:
@@ -440,7 +440,7 @@ def parse_kubelet_config(text: str, require_kind: bool = False) -> Tuple[Optiona
 
 
 def effective_reserved_memory(entries: Iterable[MemoryReservation]) -> Dict[int, Dict[str, int]]:
-    """Per node and resource bytes; a later entry overwrites an earlier one (spec 5.5 item 4)."""
+    """Per node and resource bytes; a later entry overwrites an earlier one (memorymanager ``convertReserved``)."""
     result: Dict[int, Dict[str, int]] = {}
     for entry in entries:
         node = result.setdefault(entry.numa_node, {})

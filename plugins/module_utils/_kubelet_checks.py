@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kubelet's start-up checks of the memory manager configuration, each in kubelet's words.
 
-Pure functions over :class:`_kubelet.KubeletSettings` (spec 5.5): the policy name, the
+Pure functions over :class:`_kubelet.KubeletSettings` (kubelet's memorymanager ``NewManager``,
+``validateReservedMemory``, ``getSystemReservedMemory``): the policy name, the
 ``reservedMemory`` config validation, the eviction threshold's reservation, Node Allocatable
 and the equality kubelet requires between them. Stdlib only, Python >= 3.9.
 """
@@ -45,7 +46,7 @@ _GO_FLOAT = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$
 
 
 def policy_errors(policy: str, platform: str = "linux") -> List[str]:
-    """Memory manager construction: policy names are case-sensitive (spec 5.5, first table)."""
+    """Memory manager construction: policy names are case-sensitive (memorymanager ``NewManager``)."""
     if policy == POLICY_NONE:
         return []
     if policy == POLICY_STATIC:
@@ -149,7 +150,7 @@ def node_allocatable_reservation(
     memory_capacity_bytes: Optional[int],
     hugepage_resources: Optional[Iterable[str]] = None,
 ) -> Tuple[Dict[str, ByteQuantity], List[str]]:
-    """Kubelet's ``GetNodeAllocatableReservation`` for memory resources (spec 5.5 item 3).
+    """Kubelet's ``GetNodeAllocatableReservation`` for memory resources (pkg/kubelet/cm/node_container_manager_linux.go).
 
     Only resources in the node's capacity count: ``memory`` and the machine's hugepage sizes
     (``hugepage_resources``; ``None`` = every ``hugepages-*`` named in the settings). Zero
@@ -200,7 +201,7 @@ def node_allocatable_errors(
 
     Kubelet stops at the first; this lists them all, each in kubelet's words: config
     validation of ``reservedMemory``, the policy name, then for ``Static`` the NUMA node
-    references, the Node Allocatable equality per resource (spec 5.5) and a non-zero sum of
+    references, the Node Allocatable equality per resource (memorymanager ``validateReservedMemory``) and a non-zero sum of
     reserved ``memory``. Policy ``None`` validates nothing beyond the config.
     """
     errors = reserved_memory_config_errors(settings.reserved_memory_entries)

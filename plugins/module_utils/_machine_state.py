@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Kubelet's machine state for the Static memory manager policy (spec section 5).
+"""Kubelet's machine state for the Static memory manager policy (kubelet's memorymanager policy_static.go).
 
-* :func:`default_machine_state` - spec 5.1, from this boot's per-NUMA numbers and
+* :func:`default_machine_state` - ``getDefaultMachineState``, from this boot's per-NUMA numbers and
   ``reservedMemory``; all arithmetic is uint64 and wraps like Go's.
-* :func:`replay_blocks` - spec 5.2 step 4, the recorded blocks filled into that state.
-* :func:`compare_states` - spec 5.3: kubelet >= 1.32's comparison, and the stricter
+* :func:`replay_blocks` - ``validateState``'s replay of the assignments, the recorded blocks filled into that state.
+* :func:`compare_states` - ``areMachineStatesEqual``: kubelet >= 1.32's comparison, and the stricter
   per-node comparison of older kubelets.
-* :func:`group_problems` - spec 5.3 / 8.4 rule 5: groups that would make the outcome
+* :func:`group_problems` - ``areGroupsEqual`` (docs/safety.md: refused): groups that would make the outcome
   depend on Go's random map order.
 """
 
@@ -44,12 +44,12 @@ _UINT64 = 2 ** 64
 
 
 def _sub(a: int, b: int) -> int:
-    """Go uint64 subtraction: wraps modulo 2^64 without error (spec 5.1)."""
+    """Go uint64 subtraction: wraps modulo 2^64 without error (as in ``getDefaultMachineState``)."""
     return (a - b) % _UINT64
 
 
 class NodeMemory(Record, frozen=True):
-    """One NUMA node as cadvisor reports it (spec 6.4): MemTotal and each hugepage pool."""
+    """One NUMA node as cadvisor reports it (``sysinfo.GetNodesInfo``): MemTotal and each hugepage pool."""
 
     mem_total_bytes: int
     hugepage_totals: Mapping[str, int] = factory(dict)  # resource name -> bytes
@@ -60,7 +60,7 @@ def _table(total: int, system_reserved: int, allocatable: int) -> MemoryTable:
 
 
 def default_machine_state(machine: Mapping[int, NodeMemory], reserved: Mapping[int, Mapping[str, int]]) -> NodeMap:
-    """Spec 5.1: the state kubelet computes before replaying any block."""
+    """``getDefaultMachineState``: the state kubelet computes before replaying any block."""
     state: NodeMap = {}
     for node_id, node in machine.items():
         node_reserved = reserved.get(node_id, {})
@@ -78,7 +78,7 @@ def default_machine_state(machine: Mapping[int, NodeMemory], reserved: Mapping[i
 
 
 def wrapped_tables(machine: Mapping[int, NodeMemory], reserved: Mapping[int, Mapping[str, int]]) -> List[str]:
-    """Tables whose allocatable would wrap below zero (spec 5.1 [R]: refuse)."""
+    """Tables whose allocatable would wrap below zero (``getDefaultMachineState`` would wrap; refused, docs/safety.md)."""
     problems = []
     for node_id, node in sorted(machine.items()):
         node_reserved = reserved.get(node_id, {})
@@ -107,7 +107,7 @@ def _replay_issue(kind: str, pod: str, container: str, text: str) -> ReplayIssue
 
 
 def replay_blocks(state: NodeMap, entries: Optional[Entries]) -> List[ReplayIssue]:
-    """Spec 5.2 step 4: fill every recorded block into ``state`` (mutated), as kubelet does.
+    """``validateState``: fill every recorded block into ``state`` (mutated), as kubelet does.
 
     Pods and containers go in sorted order (kubelet's is random; the result is the same
     for consistent groups, see :func:`group_problems`); blocks in list order. Kubelet
@@ -152,7 +152,7 @@ def _replay_block(state: NodeMap, affinity: List[int], resource: str, size: int,
 def expected_machine_state(
     machine: Mapping[int, NodeMemory], reserved: Mapping[int, Mapping[str, int]], entries: Optional[Entries]
 ) -> Tuple[NodeMap, List[ReplayIssue]]:
-    """Spec 5.1 + 5.2 step 4: what kubelet will recompute at its next start."""
+    """``getDefaultMachineState`` + ``validateState``'s replay: what kubelet will recompute at its next start."""
     state = default_machine_state(machine, reserved)
     return state, replay_blocks(state, copy.deepcopy(entries))
 
@@ -165,7 +165,7 @@ class StateDifference(Record, frozen=True):
     resource: Optional[str]
     stored: object
     expected: object
-    log: str  # kubelet's log line for it (spec 5.3)
+    log: str  # kubelet's log line for it (``areMachineStatesEqual``)
 
 
 _TABLE_FIELDS = (
@@ -242,7 +242,7 @@ def _sum_differences(stored: NodeMap, expected: NodeMap, node_id: int, strict: b
 
 
 def compare_states(stored: NodeMap, expected: NodeMap, strict: bool = False) -> List[StateDifference]:
-    """Spec 5.3; ``strict`` adds the per-node free/reserved equality of kubelets before 1.32."""
+    """``areMachineStatesEqual``; ``strict`` adds the per-node free/reserved equality of kubelets before 1.32."""
     if sorted(stored) != sorted(expected):
         return [
             StateDifference("node_set", None, None, sorted(stored), sorted(expected), "Node states were different")
@@ -258,7 +258,7 @@ def compare_states(stored: NodeMap, expected: NodeMap, strict: bool = False) -> 
 
 
 def group_problems(entries: Optional[Entries]) -> List[str]:
-    """Spec 8.4 rule 5: strictly ascending affinities, one affinity list per node."""
+    """Strictly ascending affinities, one affinity list per node: else ``areGroupsEqual``'s outcome depends on Go's map order."""
     problems: List[str] = []
     group_of: Dict[int, Tuple[int, ...]] = {}
     for pod in sorted(entries or {}):

@@ -14,19 +14,19 @@ Public API
 Dataclasses (all frozen):
 
 ``HugepagePool(page_size_kib, nr_pages, resource_name, total_bytes)``
-    One ``hugepages-<K>kB`` directory of a NUMA node (spec 6.3). ``nr_pages`` and
+    One ``hugepages-<K>kB`` directory of a NUMA node (cadvisor ``GetHugePagesInfo``). ``nr_pages`` and
     ``total_bytes`` are ``None`` when ``nr_hugepages`` cannot be read or parsed.
 
 ``NumaNode(id, mem_total_bytes, hugepages, memory_blocks, has_cpus, problems)``
-    One ``node<N>`` directory: ``MemTotal`` in bytes (spec 6.2) or ``None``; hugepage
+    One ``node<N>`` directory: ``MemTotal`` in bytes (cadvisor ``getNodeMemInfo``) or ``None``; hugepage
     pools sorted by resource name; the ``memory<index>`` block entries of the directory
-    (spec 7.3); whether ``cpulist`` names any CPU (``None`` when there is no readable
+    (``/sys/devices/system/memory``); whether ``cpulist`` names any CPU (``None`` when there is no readable
     ``cpulist``); problems found while reading this node.
     Helpers: ``is_memory_only``, ``hugepage_pool(resource_name)``, ``is_complete``.
 
 ``KernelImage(start, end, span_bytes, memory_blocks, numa_nodes, unknown_reason, location_reason)``
-    The kernel image from ``/proc/iomem`` (spec 7.2) and the NUMA node(s) that hold it
-    (spec 7.3). ``span_bytes`` is ``None`` with ``unknown_reason`` set when the span
+    The kernel image from ``/proc/iomem`` (KEP-6232's memory_drift.go) and the NUMA node(s) that hold it
+    (``/sys/devices/system/memory``). ``span_bytes`` is ``None`` with ``unknown_reason`` set when the span
     cannot be derived; ``numa_nodes`` is empty with ``location_reason`` set when the
     holder cannot be found.
 
@@ -105,9 +105,9 @@ __all__ = [
     "read_node_facts",
 ]
 
-# KEP-6232 / PR #140473: bound = kernel image span + 64 MiB (spec 7.2 step 5).
+# KEP-6232 / PR #140473: bound = kernel image span + 64 MiB (memory_drift.go).
 KERNEL_SPAN_MARGIN_BYTES = 64 * 1024 * 1024
-# A resident x86/arm64 kernel image is tens of MiB, "up to about 130 MiB" (spec 8.3). A span
+# A resident x86/arm64 kernel image is tens of MiB, "up to about 130 MiB" (KEP-6232). A span
 # above this comes from a malformed or hostile /proc/iomem and would make the bound tolerate
 # real capacity changes, so it is treated as unknown (a safety rule of this tool, not kubelet's).
 MAX_PLAUSIBLE_KERNEL_SPAN_BYTES = 1024 * 1024 * 1024
@@ -121,7 +121,7 @@ _MAX_READ_BYTES = 4 * 1024 * 1024
 _MAX_LIST_ENTRIES = 65536
 _MAX_BLOCKS_TO_LOCATE = 4096
 
-# cadvisor utils/sysinfo: memoryCapacityRegexp, applied to the trimmed file (spec 6.2).
+# cadvisor utils/sysinfo: memoryCapacityRegexp, applied to the trimmed file (``getNodeMemInfo``).
 _MEMTOTAL = re.compile(r"MemTotal:\s*([0-9]+) kB")
 _NODE_DIR = re.compile(r"node(\d+)$")
 _HUGEPAGES_DIR = re.compile(r"^hugepages-(\d+)kB$")
@@ -132,7 +132,7 @@ _KERNEL_RESOURCE_NAMES = ("Kernel code", "Kernel data", "Kernel bss")
 
 
 class HugepagePool(Record, frozen=True):
-    """One hugepage size of one NUMA node (spec 6.3)."""
+    """One hugepage size of one NUMA node (cadvisor ``GetHugePagesInfo``)."""
 
     page_size_kib: int
     nr_pages: Optional[int]
@@ -218,7 +218,7 @@ class NodeFacts(Record, frozen=True):
 
 
 def _meminfo_total(text: str) -> Tuple[Optional[int], Optional[str]]:
-    """MemTotal in bytes, or why not (spec 6.2: trimmed, first match, unsigned, x 1024)."""
+    """MemTotal in bytes, or why not (cadvisor ``getNodeMemInfo``: trimmed, first match, unsigned, x 1024)."""
     match = _MEMTOTAL.search(text.strip())
     if not match:
         return None, "no 'MemTotal: <number> kB' line"
@@ -255,7 +255,7 @@ def parse_node_list(text: str) -> Tuple[int, ...]:
 
 
 def parse_block_size(text: str) -> int:
-    """``block_size_bytes``: hexadecimal without ``0x`` (spec 7.3 step 1); ``ValueError`` if not."""
+    """``block_size_bytes``: hexadecimal without ``0x`` (the kernel's memory block sysfs); ``ValueError`` if not."""
     stripped = text.strip()
     if stripped[:2].lower() == "0x":
         stripped = stripped[2:]
@@ -280,7 +280,7 @@ def _kernel_ranges(iomem_text: str) -> Tuple[List[Tuple[str, int, int]], int]:
     ranges = []
     kernel_lines = 0
     for line in iomem_text.splitlines():
-        # Spec 7.2 step 1: split at the LAST ':' and keep only the three kernel names.
+        # KEP-6232's memory_drift.go: split at the LAST ':' and keep only the three kernel names.
         range_text, colon, name = line.rpartition(":")
         if not colon or name.strip() not in _KERNEL_RESOURCE_NAMES:
             continue
@@ -297,7 +297,7 @@ def _kernel_ranges(iomem_text: str) -> Tuple[List[Tuple[str, int, int]], int]:
 
 
 def parse_kernel_image_range(iomem_text: str) -> Tuple[Optional[Tuple[int, int]], Optional[str]]:
-    """``((smallest start, largest end), None)`` of the kernel image, or ``(None, reason)`` (spec 7.2).
+    """``((smallest start, largest end), None)`` of the kernel image, or ``(None, reason)`` (KEP-6232's memory_drift.go).
 
     Lines whose range is ``00000000-00000000`` (what a reader without CAP_SYS_ADMIN sees) do
     not take part; when every kernel line is zeroed the span is unknown (step 4).
@@ -316,7 +316,7 @@ def parse_kernel_image_range(iomem_text: str) -> Tuple[Optional[Tuple[int, int]]
 
 
 def kernel_code_start(iomem_text: str) -> Optional[int]:
-    """Start of the first non-zero ``Kernel code`` range (spec 7.3 step 2), if any."""
+    """Start of the first non-zero ``Kernel code`` range, if any."""
     for name, start, end in _kernel_ranges(iomem_text)[0]:
         if name == "Kernel code" and (start, end) != (0, 0):
             return start
@@ -324,19 +324,19 @@ def kernel_code_start(iomem_text: str) -> Optional[int]:
 
 
 def kernel_span_bound(span_bytes: Optional[int], margin: int = KERNEL_SPAN_MARGIN_BYTES) -> Optional[int]:
-    """KEP-6232 bound: span + margin (spec 7.2 step 5); ``None`` when the span is unknown."""
+    """KEP-6232 bound: span + margin (memory_drift.go); ``None`` when the span is unknown."""
     if span_bytes is None:
         return None
     return span_bytes + margin
 
 
 def auto_bound_bytes(kernel_image: KernelImage) -> Optional[int]:
-    """The ``drift_bound: auto`` value: kernel image span + 64 MiB, or ``None`` (spec 7.2)."""
+    """The ``drift_bound: auto`` value: kernel image span + 64 MiB, or ``None`` (KEP-6232's memory_drift.go)."""
     return kernel_span_bound(kernel_image.span_bytes)
 
 
 def memory_block_index(address: int, block_size_bytes: int) -> int:
-    """The ``memory<index>`` block holding a physical address (spec 7.3 step 2)."""
+    """The ``memory<index>`` block holding a physical address."""
     return address // block_size_bytes
 
 
@@ -353,7 +353,7 @@ def locate_kernel_image(
     block_size_bytes: Optional[int],
     blocks_by_node: Mapping[int, FrozenSet[int]],
 ) -> Tuple[Tuple[int, ...], Tuple[int, ...], Optional[str]]:
-    """``(blocks, nodes, reason)``: which NUMA nodes hold ``[start, end]`` (spec 7.3)."""
+    """``(blocks, nodes, reason)``: which NUMA nodes hold ``[start, end]``."""
     if block_size_bytes is None:
         return (), (), "memory block size unknown"
     blocks = _blocks_to_locate(memory_block_index(start, block_size_bytes), memory_block_index(end, block_size_bytes))
@@ -377,7 +377,7 @@ def kernel_image_from_iomem(
     block_size_reason: Optional[str],
     blocks_by_node: Mapping[int, FrozenSet[int]],
 ) -> KernelImage:
-    """Assemble the ``KernelImage`` from already-read texts (spec 7.2 and 7.3)."""
+    """Assemble the ``KernelImage`` from already-read texts."""
     if iomem_text is None:
         return KernelImage(None, None, None, (), (), unreadable_reason or "proc/iomem not read", None)
     found, reason = parse_kernel_image_range(iomem_text)
@@ -401,7 +401,7 @@ def kernel_image_from_iomem(
 
 
 def parse_hugepage_pool(page_size_kib: int, nr_text: Optional[str]) -> Tuple[HugepagePool, Optional[str]]:
-    """A pool from a size and the text of its ``nr_hugepages`` (total pages, not free: spec 6.3)."""
+    """A pool from a size and the text of its ``nr_hugepages`` (total pages, not free: cadvisor ``GetHugePagesInfo``)."""
     name = hugepage_resource_name(page_size_kib)
     if nr_text is None:
         return HugepagePool(page_size_kib, None, name, None), "nr_hugepages unreadable"
@@ -448,10 +448,10 @@ def _list_dir(path: str) -> Tuple[List[str], Optional[str]]:
 
 
 def _numa_node_dirs(node_root: str) -> Tuple[Dict[int, str], List[str]]:
-    """``{id: path}`` of ``node[0-9]*`` entries (spec 6.1), and problems."""
+    """``{id: path}`` of ``node[0-9]*`` entries (cadvisor ``GetNodesInfo``), and problems."""
     entries, reason = _list_dir(node_root)
     if reason:
-        return {}, ["%s: kubelet would see no NUMA topology and no memory (spec 6.1)" % reason]
+        return {}, ["%s: kubelet would see no NUMA topology and no memory" % reason]
     dirs = {}
     problems = []
     for name in entries:
@@ -465,7 +465,7 @@ def _numa_node_dirs(node_root: str) -> Tuple[Dict[int, str], List[str]]:
         dirs[node_id] = os.path.join(node_root, name)
     if not dirs:
         problems.append(
-            "no node<N> directory under %s: kubelet would see no NUMA memory information (spec 6.1)" % node_root
+            "no node<N> directory under %s: kubelet would see no NUMA memory information" % node_root
         )
     return dirs, problems
 
@@ -486,7 +486,7 @@ def _read_mem_total(node_dir: str) -> Tuple[Optional[int], List[str]]:
 def _read_hugepages(node_dir: str) -> Tuple[Tuple[HugepagePool, ...], List[str]]:
     hugepages_dir = os.path.join(node_dir, "hugepages")
     if not os.path.isdir(hugepages_dir):
-        return (), []  # no hugepage support: no sizes, not an error (spec 6.3)
+        return (), []  # no hugepage support: no sizes, not an error (as cadvisor ``GetHugePagesInfo``)
     entries, reason = _list_dir(hugepages_dir)
     if reason:
         return (), [reason]

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Node paths read through a ``root`` prefix (design.md: every path the engine reads).
+"""Node paths read through a ``root`` prefix (docs/safety.md: every path the engine reads).
 
 A node path (``/var/lib/kubelet/config.yaml``) is what kubelet and systemd see; the host
 path is where this process finds it: the same path under ``root`` (``/host`` when the node

@@ -95,7 +95,7 @@ def parse_quantity(value: object, allow_negative: bool = False) -> int:
 
 
 def format_binary_quantity(num_bytes: int) -> str:
-    """Canonical binary form: divide by 1024 while exact, at most 6 times (spec 6.3)."""
+    """Canonical binary form: divide by 1024 while exact, at most 6 times (cadvisor's ``GetHugePagesInfo`` sizes, as kubelet names them)."""
     quotient, divisions = num_bytes, 0
     while quotient and quotient % 1024 == 0 and divisions < len(_BINARY_UNITS) - 1:
         quotient //= 1024
@@ -104,7 +104,7 @@ def format_binary_quantity(num_bytes: int) -> str:
 
 
 def hugepage_resource_name(page_size_kib: int) -> str:
-    """Kubelet's resource name for a hugepage size directory ``hugepages-<K>kB`` (spec 6.3)."""
+    """Kubelet's resource name for a hugepage size directory ``hugepages-<K>kB`` (kubelet's ``HugePageResourceName``)."""
     return "hugepages-" + format_binary_quantity(page_size_kib * 1024)
 
 

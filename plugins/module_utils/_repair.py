@@ -16,7 +16,7 @@ advice: "drain this node and delete the memory manager checkpoint file");
 5. backs up the original outside the kubelet directory, records the run in the repair history
    (``_history``, which the loop guard reads) as pending, writes through the one verified write
    path (``_files.atomic_write``), re-reads and re-verifies with the readers of every kubelet
-   era (spec 1 [R], spec 8.4 rule 7), puts the original back when that fails, and settles the
+   era (docs/safety.md), puts the original back when that fails, and settles the
    entry: kept when the checkpoint changed, dropped when it holds the original bytes. A kill
    at any point leaves the entry true once the next run settles it.
 

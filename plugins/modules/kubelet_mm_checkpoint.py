@@ -10,6 +10,10 @@ module: kubelet_mm_checkpoint
 short_description: Repair or sideline kubelet's memory manager checkpoint after benign NUMA drift
 version_added: 0.1.0
 description:
+  - This module is for people who drive kubelet themselves. It writes the file and nothing else; it does not cordon
+    the Node, stop or start kubelet, or wait for the Node to be Ready. To repair a node of a cluster, run the
+    playbook C(nodeops.numa_drift.remediate) limited to it (C(ansible-playbook -i INVENTORY nodeops.numa_drift.remediate
+    --limit NODE)), which does all of that around this module (see docs/playbooks.md).
   - With I(state=repaired), rewrites C(memory_manager_state) with the machine state kubelet recomputes from this
     boot's per-NUMA memory, keeping every pod's NUMA assignment, when and only when the probe's verdict is
     C(drift_within_bound). The file keeps its layout and gets checksums that every kubelet era accepts.

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a module of this collection imports from its engine, by the SHA-256 of each file (controller side).
 
-The manifest lets ``nodeops.numa_drift.cached_run`` run the module from the node's bytecode
+The manifest lets ``nodeops.numa_drift.__cached_run`` run the module from the node's bytecode
 cache (``module_utils/_bytecode.py``) without the engine's source: a module and the engine files
 its top-level imports reach, transitively, each named with the digest of the exact bytes
 AnsiballZ would send. Only top-level imports count (an engine file imported later, inside a

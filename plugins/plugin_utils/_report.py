@@ -6,15 +6,20 @@
 One row per targeted host, from its ``remediate_outcome`` (the probe's ``numa_drift`` facts inside it):
 the signed drift per NUMA node and resource laid out as bars around a zero axis, a short "what happened"
 line, the advice once, the pods whose NUMA pinning the checkpoint holds (named from the API when it was
-reachable), the boot guard and where kubelet runs. The action plugin ``fleet_report`` is a thin wrapper.
+reachable), the boot guard and where kubelet runs; on top, the nodes that need a human, each with the
+reason and the next step. The action plugin ``__fleet_report`` is a thin wrapper; it also renders
+report.html here (:func:`render_html`), with HTML autoescaping on for every value the template prints.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import NOTHING_TO_DO
+import jinja2
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import NOTHING_TO_DO, REPAIRABLE, remediate_advice
 
 MEMORY = "memory"
 FAILED_ACTIONS = ("failed", "rolled_back")
@@ -26,8 +31,8 @@ MIN_BAR_PERCENT = 0.6
 NEXT_STEPS = {
     "in_sync": "Nothing to do: kubelet starts with this checkpoint.",
     "no_checkpoint": "Nothing to do: kubelet writes a fresh checkpoint when it starts.",
-    "drift_within_bound": ("Run nodeops.numa_drift.remediate: only the per-NUMA totals moved, within the bound, and every"
-                           " assignment still fits."),
+    "drift_within_bound": ("Only the per-NUMA totals moved, within the bound, and every assignment still fits: "
+                           + remediate_advice() + "."),
     "drift_exceeds_bound": ("A real capacity change: find out why the memory moved. If it is known to be benign, set"
                             " remediate_drift_bound; otherwise drain the node and delete the checkpoint (kubelet_mm_checkpoint"
                             " state=absent)."),
@@ -46,6 +51,11 @@ NEXT_STEPS = {
 }
 
 NOT_PROCESSED = "not processed: the rollout stopped before this node, or has not reached it yet"
+# Actions after which a person must look, whatever the verdict (the message says what to do).
+ATTENTION_ACTIONS = FAILED_ACTIONS + ("loop_guard", "unreachable")
+# The page: playbooks/templates/report.html.j2 of this collection.
+TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "playbooks", "templates", "report.html.j2")
 
 
 # --------------------------------------------------------------------------- numbers as text
@@ -158,15 +168,48 @@ def what_happened(action: str, before: Optional[str], after: Optional[str], bars
     return "%s: %s" % (action.replace("_", " "), head[:90])
 
 
-def what_to_do(action: str, after: Optional[str], advice: str) -> str:
-    """The advice, once: the engine's advice for the verdict, else the report's next step; none when all is well."""
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return (text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")) if text else ""
+
+
+def what_to_do(action: str, after: Optional[str], advice: str, host: str = "NODE") -> str:
+    """The advice, once: the engine's advice for the verdict, else the report's next step; none when all is well.
+
+    A repairable node's advice names the remediate playbook limited to it (``host``: its inventory name).
+    """
     if action in ("repaired", "none", "not_processed") or after in NOTHING_TO_DO or not after:
         return ""
     if action == "dry_run":
         return "Run again without remediate_dry_run (and without --check) to repair."
-    if action in FAILED_ACTIONS + ("loop_guard",):
+    if action in ATTENTION_ACTIONS:
         return ""  # the message says what to do, with the node's own paths
+    if after == REPAIRABLE:
+        return _sentence(remediate_advice(host))
     return advice or NEXT_STEPS.get(after, "")
+
+
+def human_need(entry: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """Why a person must look at this node and what they do next; None when the playbooks handle it."""
+    action, after = entry["action"], entry["verdict_after"]
+    if action in ATTENTION_ACTIONS:
+        reason, step = entry["what_happened"], entry["message"]
+    elif action in ("probed", "refused") and after and after not in NOTHING_TO_DO and after != REPAIRABLE:
+        causes = [str(cause.get("message", "")) for cause in entry["causes"] if cause.get("verdict") == after]
+        reason, step = (causes[0] if causes else after), entry["what_to_do"] or NEXT_STEPS.get(after, "")
+    else:
+        return None
+    return {"node": entry["node"], "host": entry["host"], "action": action, "verdict": after, "reason": reason,
+            "next_step": step}
+
+
+def action_note(action: str, cordoned_by_us: bool, cordoned_before: bool) -> str:
+    """The cordon under the action: ours (undone after a repair), or someone else's (left as it was)."""
+    if cordoned_before and not cordoned_by_us:
+        return "stays cordoned (cordoned before by someone else)"
+    if cordoned_by_us:
+        return "cordoned, then uncordoned" if action == "repaired" else "cordoned by us"
+    return ""
 
 
 def details_text(action: str, message: str, summary: str, cordoned_by_us: bool) -> str:
@@ -237,11 +280,13 @@ def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[st
         "message": message,
         "what_happened": what_happened(action, before, after, bars, bound, message),
         "details": details_text(action, message, summary, bool(outcome.get("cordoned_by_us"))),
-        "what_to_do": what_to_do(action, after, str(facts.get("advice") or "")),
+        "what_to_do": what_to_do(action, after, str(facts.get("advice") or ""), host),
         "causes": list(facts.get("causes") or []),
         "advice": facts.get("advice") or "",
         "next_step": NEXT_STEPS.get(after, "") if after else "",
         "cordoned_by_us": bool(outcome.get("cordoned_by_us")),
+        "cordoned_before": bool(outcome.get("cordoned_before")),
+        "action_note": action_note(action, bool(outcome.get("cordoned_by_us")), bool(outcome.get("cordoned_before"))),
         "api_managed": outcome.get("api_managed"),
         "backup_file": outcome.get("backup_file"),
         "bound_bytes": bound,
@@ -299,6 +344,14 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
         for counts, key in ((before, entry["verdict_before"] or "unknown"), (after, entry["verdict_after"] or "unknown"),
                             (actions, entry["action"])):
             counts[key] = counts.get(key, 0) + 1
+    needs_human = [need for need in (human_need(entry) for entry in rows) if need]
+    for entry in rows:  # the row points to the box, which says the next step (said once per page)
+        entry["needs_human"] = any(need["host"] == entry["host"] for need in needs_human)
+    repairable = [entry["host"] for entry in rows if entry["verdict_after"] == REPAIRABLE and entry["action"] in ("probed", "dry_run")]
+    next_steps = dict(NEXT_STEPS)
+    still = [entry["host"] for entry in rows if entry["verdict_after"] == REPAIRABLE]  # the per-verdict table's nodes
+    if still:
+        next_steps[REPAIRABLE] = _sentence(remediate_advice(",".join(still)))
     stopped = stopped if kind == "remediate" and stopped else None
     if kind == "remediate":
         headline = "%d nodes; actions %s; verdicts before %s; after %s" % (len(rows), _counted(actions), _counted(before), _counted(after))
@@ -313,7 +366,31 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
         "headline": headline,
         "stopped": dict(stopped) if stopped else None,
         "counts": {"verdict_before": before, "verdict_after": after, "action": actions},
-        "next_steps": dict(NEXT_STEPS),
+        "next_steps": next_steps,
+        # What now, first: the nodes a person must look at, then the ones the remediate playbook repairs.
+        "needs_human": needs_human,
+        "repairable": repairable,
+        "remediate_command": "ansible-playbook -i INVENTORY nodeops.numa_drift.remediate --limit %s" % ",".join(repairable)
+        if repairable else None,
+        "not_processed": [entry["host"] for entry in rows if entry["action"] == "not_processed"],
         "pods_source": pods_source,
         "nodes": rows,
     }
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def render_html(report: Mapping[str, Any], template: Optional[str] = None) -> str:
+    """report.html from the report: Jinja2 with HTML autoescaping on, so every value the template prints is escaped.
+
+    A node's files feed the report (the boot guard's state, pod and container names, messages): nothing a node
+    wrote may become markup in the operator's browser, whatever the template forgets (ansible.builtin.template
+    does not autoescape). ``template`` is the template's text (default: :data:`TEMPLATE`).
+    """
+    if template is None:
+        with open(TEMPLATE, encoding="utf-8") as handle:
+            template = handle.read()
+    environment = jinja2.Environment(autoescape=True, trim_blocks=True, keep_trailing_newline=True,
+                                     undefined=jinja2.ChainableUndefined)
+    return environment.from_string(template).render(numa_drift_report=report)

@@ -206,6 +206,8 @@ REPORT_LAYOUT = r"""
       summary: details ? details.querySelector('summary').textContent.trim() : null, open: details ? details.open : null,
       details_height: details ? box(details).height : null,
       todo: [...tr.querySelectorAll('[data-field="what-to-do"]')].map((e) => e.textContent.trim()),
+      todo_above: [...tr.querySelectorAll('[data-field="what-to-do-above"]')].map((e) => e.textContent.trim()),
+      action_note: (tr.querySelector('[data-field="action-note"]') || {}).textContent || null,
       guard: (tr.querySelector('[data-field="guard"]') || {}).textContent,
       distribution: (tr.querySelector('[data-field="distribution"]') || {}).textContent,
     };
@@ -213,9 +215,19 @@ REPORT_LAYOUT = r"""
   const pods = [...document.querySelectorAll('#pods tr[data-uid]')].map((tr) => ({
     node: tr.closest('tbody').id.replace(/^pods-/, ''), uid: tr.dataset.uid, text: tr.textContent,
   }));
+  // What now: the box at the top (nodes that need a human; the repairable ones and the remediate command).
+  const whatNow = document.querySelector('#what-now');
+  const now = {
+    first: whatNow !== null && whatNow === document.querySelector('body > h1 ~ div, body > h1 ~ h2, body > h1 ~ table'),
+    needs_human: [...document.querySelectorAll('#needs-human tr[data-node]')].map((tr) => ({
+      node: tr.dataset.node, text: tr.textContent, next_step: tr.querySelector('[data-field="next-step"]').textContent.trim(),
+    })),
+    repairable: (document.querySelector('#repairable') || {}).textContent || null,
+    none: document.querySelector('#needs-human-none') !== null,
+  };
   return {
     title: document.title, tables: [...document.querySelectorAll('table[id]')].map((t) => t.id),
-    bars, rows, pods, body: document.body.innerText,
+    bars, rows, pods, now, body: document.body.innerText,
   };
 })()
 """

@@ -31,14 +31,14 @@ def test_quick_fleet_benchmark_reports_modules_payloads_and_role_task_counts(tmp
     assert payload["noop"]["module"] == "ansible.builtin.ping"
     assert [entry["module"] for entry in payload["noop"]["sent"]] == ["ping"]
     assert payload["noop"]["sent"][0]["collection_files"] == {}
-    # With the node's bytecode cache filled, the probe sends only cached_run: the cache itself, no engine source.
+    # With the node's bytecode cache filled, the probe sends only __cached_run: the cache itself, no engine source.
     warm = payload["probe"]["sent"]
     assert payload["probe"]["module"] == "nodeops.numa_drift.numa_drift_facts"
-    assert [entry["module"] for entry in warm] == ["cached_run"]
-    assert sorted(name.rsplit("/", 1)[1] for name in warm[0]["collection_files"]) == ["_bytecode.py", "cached_run.py"]
-    # With the cache off, cached_run answers "off" and the probe module (with the whole engine) runs.
+    assert [entry["module"] for entry in warm] == ["__cached_run"]
+    assert sorted(name.rsplit("/", 1)[1] for name in warm[0]["collection_files"]) == ["__cached_run.py", "_bytecode.py"]
+    # With the cache off, __cached_run answers "off" and the probe module (with the whole engine) runs.
     cold = {entry["module"]: entry for entry in payload["probe_cold"]["sent"]}
-    assert sorted(cold) == ["cached_run", "numa_drift_facts"]
+    assert sorted(cold) == ["__cached_run", "numa_drift_facts"]
     probe_files = cold["numa_drift_facts"]["collection_files"]
     assert "ansible_collections/nodeops/numa_drift/plugins/modules/numa_drift_facts.py" in probe_files
     assert "ansible_collections/nodeops/numa_drift/plugins/module_utils/_drift.py" in probe_files

@@ -34,6 +34,7 @@ from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox
 
 CHROMIUM = browser.find_chromium()
 GUARDED = "sbx-node-06"  # drift_exceeds_bound: the guard touches nothing and records "refused"
+CORDONED_BEFORE = "sbx-node-08"  # drift_within_bound, cordoned by someone else before any run
 GUARD_PROGRAM = "usr/local/libexec/nodeops-numa-drift/numa-drift-guard"
 
 pytestmark = [
@@ -167,13 +168,25 @@ def test_probe_report_renders_signed_bars_pods_guard_and_distribution(fleet: Fle
     assert "within bound 96.0 MiB" in shown["sbx-node-01"]["summary"]
     assert shown["sbx-node-06"]["summary"].startswith("needs a human (drift_exceeds_bound); node1 memory -1.0 GiB > bound")
 
-    # The advice once per node (it used to be in the message, the advice line and the next step).
+    # What now, first: the nodes that need a human, each with why and the next step (the advice, once per page:
+    # it used to be in the message, the advice line and the next step); their rows point up to it.
+    now = page["now"]
+    assert now["first"] and not now["none"], now
+    needs = {entry["node"]: entry for entry in now["needs_human"]}
+    assert sorted(needs) == ["sbx-node-06", "sbx-node-07"], needs
     for name in ("sbx-node-06", "sbx-node-07"):
         advice = rows[name]["advice"]
-        assert advice and shown[name]["text"].count(advice) == 1, (advice, shown[name]["text"])
-        assert page["body"].count(advice) == 1
-        assert shown[name]["todo"] == [advice]
-    assert shown["sbx-node-04"]["todo"] == []  # in_sync: nothing to do, nothing said
+        assert advice and page["body"].count(advice) == 1
+        assert needs[name]["next_step"] == advice and rows[name]["verdict_before"] in needs[name]["text"]
+        assert shown[name]["text"].count(advice) == 0 and shown[name]["todo"] == [], shown[name]
+        assert shown[name]["todo_above"] == ["see What now, at the top"]
+    assert shown["sbx-node-04"]["todo"] == [] and shown["sbx-node-04"]["todo_above"] == []  # in_sync: nothing said
+    # A repairable node's advice leads to the safe path: the remediate playbook limited to it.
+    repairable = sorted(n for n, node in fleet.nodes.items() if node["expected_verdict"] == "drift_within_bound")
+    for name in repairable:
+        assert shown[name]["todo"] == [rows[name]["advice"][:1].upper() + rows[name]["advice"][1:] + "."], shown[name]["todo"]
+        assert "ansible-playbook -i INVENTORY nodeops.numa_drift.remediate --limit %s " % name in shown[name]["todo"][0]
+    assert "nodeops.numa_drift.remediate --limit %s" % ",".join(repairable) in now["repairable"], now["repairable"]
 
     # Pinned pods: the checkpoint's UIDs, named from the API (the sandbox registers them as workloads/numa-app-*).
     assert report["pods_source"] == "api"
@@ -214,18 +227,23 @@ def test_dry_run_report_lists_the_pods_at_stake(fleet: Fleet) -> None:  # pylint
 
 
 def test_remediate_report_shows_what_happened_once_per_node(fleet: Fleet) -> None:  # pylint: disable=redefined-outer-name
-    run = fleet.playbook("remediate", "-l", "sbx-node-01,sbx-node-06", "-e", "numa_drift_batch=100%")
+    run = fleet.playbook("remediate", "-l", "sbx-node-01,sbx-node-06,%s" % CORDONED_BEFORE, "-e", "numa_drift_batch=100%")
     assert run.rc == 0, run.tail()
     rows = run.rows()
-    page = assert_renders(run, ["sbx-node-01", "sbx-node-06"])
+    page = assert_renders(run, ["sbx-node-01", "sbx-node-06", CORDONED_BEFORE])
     shown = rows_by_node(page)
     assert rows["sbx-node-01"]["action"] == "repaired"
     assert shown["sbx-node-01"]["summary"].startswith("repaired: drift_within_bound -> in_sync; node0 memory -44.2 MiB"), shown["sbx-node-01"]
     assert shown["sbx-node-01"]["todo"] == []
+    assert shown["sbx-node-01"]["action_note"] == "cordoned, then uncordoned"
+    # A Node someone else cordoned is repaired and left cordoned: the action cell says so.
+    assert rows[CORDONED_BEFORE]["action"] == "repaired" and rows[CORDONED_BEFORE]["cordoned_by_us"] is False
+    assert shown[CORDONED_BEFORE]["action_note"] == "stays cordoned (cordoned before by someone else)"
     assert rows["sbx-node-06"]["action"] == "refused"
     assert shown["sbx-node-06"]["summary"].startswith("left as it is: drift_exceeds_bound; node1 memory -1.0 GiB > bound")
     advice = rows["sbx-node-06"]["advice"]
-    assert shown["sbx-node-06"]["text"].count(advice) == 1
+    assert [entry["node"] for entry in page["now"]["needs_human"]] == ["sbx-node-06"] and page["now"]["first"]
+    assert page["now"]["needs_human"][0]["next_step"] == advice and page["body"].count(advice) == 1
     # The details have the causes and the run's own words for the repaired node (its backup).
     opened = {entry["node"]: entry["text"] for entry in page["details"]}
     assert rows["sbx-node-01"]["backup_file"] and rows["sbx-node-01"]["backup_file"] in opened["sbx-node-01"]

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Fixtures shared by the unit tests: kubelet's checkpoint vectors from ``../shared/vectors``."""
+"""Fixtures shared by the unit tests: kubelet's checkpoint vectors from ``tests/fixtures/kubelet-checkpoints.json``."""
 
 from __future__ import annotations
 
@@ -14,5 +14,5 @@ from ansible_collections.nodeops.numa_drift.tests.unit.vectors import VECTORS_FI
 def vectors():
     """All 21 vectors; a missing file is an error, never a skip."""
     found = load_vectors()
-    assert len(found) == 21, "expected the 21 vectors of spec section 10 in %s" % VECTORS_FILE
+    assert len(found) == 21, "expected the 21 vectors of tests/fixtures/README.md in %s" % VECTORS_FILE
     return found

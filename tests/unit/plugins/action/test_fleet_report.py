@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.action import fleet_report
+from ansible_collections.nodeops.numa_drift.plugins.action import __fleet_report as fleet_report
 
 pytest.importorskip("kubernetes")
 

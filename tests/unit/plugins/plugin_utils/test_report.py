@@ -205,3 +205,84 @@ def test_build_counts_and_headline(tmp_path):
     stopped = _report.build("remediate", ["h1"], [outcome], [""], {"stop": "pause", "message": "paused"}, {}, "api", "t")
     assert stopped["headline"].endswith("; stopped: paused") and stopped["stopped"]["stop"] == "pause"
     json.dumps(report)
+
+
+# --------------------------------------------------------------------------- advice, what now, the page
+
+
+def test_a_repairable_node_is_advised_the_remediate_playbook_limited_to_it(tmp_path):
+    facts = facts_of(drifted_node(tmp_path))
+    assert facts["verdict"] == "drift_within_bound"
+    # The engine (on the node) does not know the inventory name: NODE, which the probe's action plugin fills in.
+    assert "ansible-playbook -i INVENTORY nodeops.numa_drift.remediate --limit NODE " in facts["advice"]
+    assert "kubelet_mm_checkpoint (state: repaired)" not in facts["advice"]
+    entry = _report.row("worker-7", "", probed_outcome(facts), {})
+    assert entry["what_to_do"].startswith("Repair it with the remediate playbook, which cordons the Node, stops kubelet")
+    assert "nodeops.numa_drift.remediate --limit worker-7 " in entry["what_to_do"]
+    report = _report.build("probe", ["worker-7", "worker-8"], [probed_outcome(facts), probed_outcome(facts, "worker-8")],
+                           ["", ""], None, {}, "api", "t")
+    assert report["repairable"] == ["worker-7", "worker-8"] and report["needs_human"] == []
+    assert report["remediate_command"] == "ansible-playbook -i INVENTORY nodeops.numa_drift.remediate --limit worker-7,worker-8"
+    assert "--limit worker-7,worker-8 " in report["next_steps"]["drift_within_bound"]
+
+
+def test_the_probe_action_names_the_host_in_a_repairable_nodes_advice():
+    from ansible_collections.nodeops.numa_drift.plugins.action.numa_drift_facts import ActionModule  # pylint: disable=import-outside-toplevel
+
+    repairable = {"numa_drift": {"verdict": "drift_within_bound", "advice": _drift.remediate_advice()}}
+    ActionModule._advise_for(repairable, "node-a.example")  # pylint: disable=protected-access
+    assert "--limit node-a.example " in repairable["numa_drift"]["advice"]
+    refused = {"numa_drift": {"verdict": "corrupt", "advice": "drain the node"}}
+    ActionModule._advise_for(refused, "node-a.example")  # pylint: disable=protected-access
+    assert refused["numa_drift"]["advice"] == "drain the node"
+
+
+def test_what_now_lists_the_nodes_that_need_a_human_with_reason_and_next_step(tmp_path):
+    exceeds = facts_of(drifted_node(tmp_path / "a", node1_kb=1024 * 1024))
+    options = {"api": True, "dry": False, "node_name": "n-refused", "service_mode": "systemd", "loop_max_repairs": 3,
+               "loop_window_hours": 24, "history_file": "/h", "cordon_unrepairable": False}
+    refused = _remediate.plan(exceeds, options, [], 0.0)["outcome"]
+    failed = dict(probed_outcome(facts_of(drifted_node(tmp_path / "b")), "n-failed"), action="failed",
+                  message="could not cordon the Node through the API, so the node was not touched: 403. Fix RBAC, run again")
+    repaired = dict(probed_outcome(facts_of(drifted_node(tmp_path / "c")), "n-repaired"), action="repaired",
+                    verdict_after="in_sync", cordoned_by_us=False, cordoned_before=True)
+    report = _report.build("remediate", ["h-refused", "h-failed", "h-repaired", "h-later"], [refused, failed, repaired, {}],
+                           ["", "", "", "n-later"], None, {}, "api", "t")
+    needs = {need["node"]: need for need in report["needs_human"]}
+    assert sorted(needs) == ["n-failed", "n-refused"]
+    assert needs["n-refused"]["verdict"] == "drift_exceeds_bound" and "more than the bound" in needs["n-refused"]["reason"]
+    assert needs["n-refused"]["next_step"] == exceeds["advice"]
+    assert needs["n-failed"]["reason"].startswith("failed: could not cordon") and needs["n-failed"]["next_step"] == failed["message"]
+    assert report["not_processed"] == ["h-later"] and report["repairable"] == []
+    # Still drift_within_bound after the run (it failed): the per-verdict next step names that host.
+    assert "nodeops.numa_drift.remediate --limit h-failed " in report["next_steps"]["drift_within_bound"]
+    rows = {entry["node"]: entry for entry in report["nodes"]}
+    assert rows["n-refused"]["needs_human"] and not rows["n-repaired"]["needs_human"]
+    assert rows["n-repaired"]["action_note"] == "stays cordoned (cordoned before by someone else)"
+    html = _report.render_html(report)
+    now, nodes = html.index('id="what-now"'), html.index('id="nodes"')
+    assert now < html.index('id="verdicts"') < nodes
+    box = html[now:nodes]
+    assert 'data-node="n-refused"' in box and 'data-node="n-failed"' in box and "n-repaired" not in box
+    assert "stays cordoned (cordoned before by someone else)" in html[nodes:]
+    assert html.count(_escaped(exceeds["advice"])) == 1  # the advice once: in the box, the row points up to it
+
+
+def test_action_note_says_whose_cordon():
+    assert _report.action_note("repaired", True, False) == "cordoned, then uncordoned"
+    assert _report.action_note("repaired", True, True) == "cordoned, then uncordoned"  # our mark from an earlier run
+    assert _report.action_note("repaired", False, True) == "stays cordoned (cordoned before by someone else)"
+    assert _report.action_note("refused", True, False) == "cordoned by us"
+    assert _report.action_note("none", False, False) == ""
+
+
+def _escaped(text):
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;").replace("'", "&#39;")
+
+
+def test_the_page_escapes_every_value_by_construction():
+    """Autoescaping on: a template value printed without |e is escaped too (the template cannot forget one)."""
+    hostile = '<script>alert(1)</script>"&'
+    assert _report.render_html({"x": 1}, "{{ numa_drift_report.x }}<p>{{ v }}</p>") == "1<p></p>"
+    page = _report.render_html({"name": hostile}, "<p>{{ numa_drift_report.name }}</p>")
+    assert page == "<p>&lt;script&gt;alert(1)&lt;/script&gt;&#34;&amp;</p>"

@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: remediate_outcome
-short_description: Record what the remediate role did on one node
+module: __remediate_outcome
+short_description: Record what the remediate role did on one node (internal)
 version_added: 0.1.0
 description:
   - Internal to the role M(nodeops.numa_drift.remediate) (an action plugin; no module runs on the node).
@@ -37,7 +37,7 @@ options:
     type: dict
     required: true
   cordon:
-    description: The result of M(nodeops.numa_drift.node_cordon) O(nodeops.numa_drift.node_cordon#module:state=cordoned).
+    description: The result of M(nodeops.numa_drift.__node_cordon) O(nodeops.numa_drift.__node_cordon#module:state=cordoned).
     type: dict
     default: {}
   preview:
@@ -77,7 +77,7 @@ options:
 
 EXAMPLES = r"""
 - name: Note the repair
-  nodeops.numa_drift.remediate_outcome:
+  nodeops.numa_drift.__remediate_outcome:
     stage: repaired
     outcome: "{{ remediate_outcome }}"
     options: "{{ remediate_options }}"

@@ -1,7 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for nodeops.numa_drift.fleet_report: the fleet report's data, pinned pods named from the API."""
+"""Action plugin for nodeops.numa_drift.__fleet_report: the fleet report's data, pinned pods named from the API.
+
+It also renders report.html (``_report.render_html``: Jinja2 with HTML autoescaping, which
+ansible.builtin.template does not do), so that nothing a node wrote reaches the page as markup.
+"""
 
 from __future__ import annotations
 
@@ -50,7 +54,7 @@ class ActionModule(ActionBase):
         known, source = self._pod_names(args["pod_names"], by_node)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         report = _report.build(args["kind"], hosts, outcomes, names, args["stopped"] or None, known, source, stamp)
-        result.update(changed=False, report=report, pod_names=known)
+        result.update(changed=False, report=report, html=_report.render_html(report), pod_names=known)
         return result
 
     @staticmethod

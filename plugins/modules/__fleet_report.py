@@ -6,13 +6,13 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: fleet_report
-short_description: Build the data of the probe and remediate playbooks' fleet report
+module: __fleet_report
+short_description: Build the data of the probe and remediate playbooks' fleet report (internal)
 version_added: 0.1.0
 description:
   - Internal to the playbooks C(nodeops.numa_drift.probe) and C(nodeops.numa_drift.remediate) (an action plugin
     run on the controller; the report's rules are pure functions in C(plugins/plugin_utils/_report.py)). The
-    playbooks write the result as C(report.json) and render C(report.html) from it.
+    playbooks write the result as C(report.json) and the rendered page as C(report.html).
   - One row per host, from its C(remediate_outcome), with the signed drift per NUMA node and resource (current minus
     recorded, laid out as bars left and right of a zero axis), a short line saying what happened, the advice
     once, the pods whose NUMA pinning the checkpoint holds, the boot guard's last decision, and where kubelet runs.
@@ -75,7 +75,7 @@ options:
 
 EXAMPLES = r"""
 - name: Gather the fleet report
-  nodeops.numa_drift.fleet_report:
+  nodeops.numa_drift.__fleet_report:
     kind: probe
     hosts: "{{ ansible_play_hosts_all }}"
     outcomes: "{{ ansible_play_hosts_all | map('extract', hostvars) | map(attribute='remediate_outcome', default={}) | list }}"
@@ -88,9 +88,17 @@ RETURN = r"""
 report:
   description: >-
     The report (what C(report.json) holds): C(kind), C(generated_at), C(headline), C(stopped), C(counts),
-    C(next_steps), C(pods_source) and C(nodes), one row per host (see the collection's docs/playbooks.md).
+    C(next_steps), C(needs_human) (node, reason and next step of each node a person must look at),
+    C(repairable) and C(remediate_command), C(not_processed), C(pods_source) and C(nodes), one row per host
+    (see the collection's docs/playbooks.md).
   returned: success
   type: dict
+html:
+  description: >-
+    report.html, rendered from the collection's C(playbooks/templates/report.html.j2) with HTML autoescaping on
+    (every value a node supplied is escaped).
+  returned: success
+  type: str
 pod_names:
   description: Pod UID to C(name), C(namespace), C(qos) as the API gave them (null for a UID the API does not have).
   returned: success

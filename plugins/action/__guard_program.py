@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for nodeops.numa_drift.guard_program: build the boot guard zipapp, install it on the node.
+"""Action plugin for nodeops.numa_drift.__guard_program: build the boot guard zipapp, install it on the node.
 
 The program is built on the controller, at every run, from this collection's own
 ``plugins/module_utils/*.py`` (no second copy of the engine exists anywhere): a zip with
@@ -25,7 +25,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils import _guard
 SHEBANG = b"#!/usr/bin/env python3\n"
 PACKAGE = "ansible_collections/nodeops/numa_drift/plugins/module_utils"
 MAIN = (
-    "# numa-drift-guard: built by nodeops.numa_drift.guard_program from the collection's module_utils\n"
+    "# numa-drift-guard: built by nodeops.numa_drift.__guard_program from the collection's module_utils\n"
     "import sys\n"
     "from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import main\n"
     "sys.exit(main())\n"

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for nodeops.numa_drift.remediate_outcome: the remediate role's outcome record, step by step."""
+"""Action plugin for nodeops.numa_drift.__remediate_outcome: the remediate role's outcome record, step by step."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ class ActionModule(ActionBase):
             repair = args["repair"]
             outcome.update(
                 action="repaired", cordoned_by_us=bool(args["cordon"].get("cordoned_by_us")),
+                cordoned_before=bool(args["cordon"].get("cordoned_before")),
                 backup_file=repair.get("backup_file"), verdict_after=(repair.get("after") or {}).get("verdict", repair.get("verdict")))
             outcome["message"] = _remediate.repaired_message(outcome, args["cordon"], options)
             _remediate.with_event(outcome, "NumaDriftRepaired")
@@ -59,6 +60,7 @@ class ActionModule(ActionBase):
             outcome.update(
                 action="rolled_back" if recovery.get("restore") and args["restored"] else "failed",
                 cordoned_by_us=bool(args["cordon"].get("cordoned_by_us")),
+                cordoned_before=bool(args["cordon"].get("cordoned_before")),
                 message=_remediate.failed_message(recovery, args["cordon"], args["restored"], args["notes"], outcome, options))
             if recovery.get("restore"):
                 outcome["verdict_after"] = outcome.get("verdict_before")

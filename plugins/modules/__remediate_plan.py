@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: remediate_plan
-short_description: Decide what the remediate role does on one node
+module: __remediate_plan
+short_description: Decide what the remediate role does on one node (internal)
 version_added: 0.1.0
 description:
   - Internal to the role M(nodeops.numa_drift.remediate) (an action plugin; the decisions are pure functions in
@@ -39,7 +39,7 @@ options:
 
 EXAMPLES = r"""
 - name: Decide what to do on this node
-  nodeops.numa_drift.remediate_plan:
+  nodeops.numa_drift.__remediate_plan:
     facts: "{{ remediate_probe.numa_drift }}"
     options: "{{ remediate_options }}"
 """

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for nodeops.numa_drift.node_cordon: cordon ownership on a Node, on the controller."""
+"""Action plugin for nodeops.numa_drift.__node_cordon: cordon ownership on a Node, on the controller."""
 
 from __future__ import annotations
 

@@ -6,11 +6,11 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: cached_run
+module: __cached_run
 short_description: Run one of this collection's modules from the node's bytecode cache (internal)
 version_added: 0.3.0
 description:
-  - Used by the action plugin of M(nodeops.numa_drift.numa_drift_facts); not meant for playbooks.
+  - Internal to the action plugin of M(nodeops.numa_drift.numa_drift_facts); not meant for playbooks.
   - The action plugin names the module and every engine file it imports, each by the SHA-256 of its source, in the
     environment variable C(NODEOPS_NUMA_DRIFT_MANIFEST). When the node's bytecode cache holds all of them, this runs
     that module from the cache with the task's own arguments, so the engine's source is neither sent nor compiled.

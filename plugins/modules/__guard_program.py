@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: guard_program
-short_description: Install the boot guard program numa-drift-guard, built from this collection's engine
+module: __guard_program
+short_description: Install the boot guard program numa-drift-guard, built from this collection's engine (internal)
 version_added: 0.2.0
 description:
+  - Internal to the role M(nodeops.numa_drift.guard) (an action plugin); use that role rather than this plugin.
   - Builds, on the controller, one self-contained executable (a Python zipapp behind C(#!/usr/bin/env python3)) from
     this collection's own C(plugins/module_utils), and copies it to I(dest) with mode 0755.
   - The build is reproducible (fixed timestamps, name order), so the task reports C(changed) only when the bytes differ.
@@ -43,7 +44,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Install the boot guard program
-  nodeops.numa_drift.guard_program:
+  nodeops.numa_drift.__guard_program:
     dest: /usr/local/libexec/nodeops-numa-drift/numa-drift-guard
 """
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for nodeops.numa_drift.remediate_plan: what the remediate role does on one node."""
+"""Action plugin for nodeops.numa_drift.__remediate_plan: what the remediate role does on one node."""
 
 from __future__ import annotations
 

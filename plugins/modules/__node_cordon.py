@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: node_cordon
-short_description: Cordon and uncordon a Node, remembering whether this collection did it
+module: __node_cordon
+short_description: Cordon and uncordon a Node, remembering whether this collection did it (internal)
 version_added: 0.1.0
 description:
+  - Internal to the role M(nodeops.numa_drift.remediate) (an action plugin); use that role rather than this plugin.
   - Runs on the controller (an action plugin) with the C(kubernetes) Python client and kubernetes.core's authentication
     (O(kubeconfig), O(context), or the C(K8S_AUTH_*) environment).
   - A Node someone else cordoned is never uncordoned. The mark C(<annotation_prefix>/cordoned-by=nodeops.numa_drift) is
@@ -75,13 +76,13 @@ requirements:
 
 EXAMPLES = r"""
 - name: Cordon the Node
-  nodeops.numa_drift.node_cordon:
+  nodeops.numa_drift.__node_cordon:
     name: worker-1
     state: cordoned
   register: cordon
 
 - name: Uncordon it again, only if we cordoned it
-  nodeops.numa_drift.node_cordon:
+  nodeops.numa_drift.__node_cordon:
     name: worker-1
     state: uncordoned
     cordoned_by_us: "{{ cordon.cordoned_by_us }}"

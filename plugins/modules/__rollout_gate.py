@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: rollout_gate
-short_description: May a rollout go on with its next batch (window, cluster lock, pause, health gate)
+module: __rollout_gate
+short_description: May a rollout go on with its next batch (window, cluster lock, pause, health gate) (internal)
 version_added: 0.1.0
 description:
+  - Internal to the playbook C(nodeops.numa_drift.remediate); not meant for other playbooks.
   - An action plugin run on the controller by the remediate playbook before every batch; nothing runs on a node.
   - Checks, in this order, and stops at the first that says no
     (RV(proceed=false), RV(stop) names which) the maintenance window,
@@ -135,7 +136,7 @@ options:
 
 EXAMPLES = r"""
 - name: Check the rollout controls before this batch
-  nodeops.numa_drift.rollout_gate:
+  nodeops.numa_drift.__rollout_gate:
     lock:
       wait_timeout: 600
     pause:
@@ -153,7 +154,7 @@ EXAMPLES = r"""
   register: gate
 
 - name: Give the cluster lock up at the end of the run
-  nodeops.numa_drift.rollout_gate:
+  nodeops.numa_drift.__rollout_gate:
     state: released
     lock:
       holder: "{{ gate.holder }}"

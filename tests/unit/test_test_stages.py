@@ -1,0 +1,35 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""scripts/test.sh: stage names that say what they run, in CI's order; ``unit`` installs nothing."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TEST_SH = os.path.join(CHECKOUT, "scripts", "test.sh")
+
+
+def _function(name):
+    with open(TEST_SH, encoding="utf-8") as handle:
+        text = handle.read()
+    match = re.search(r"^%s\(\) \{\n(.*?)^\}" % re.escape(name), text, re.MULTILINE | re.DOTALL)
+    assert match, name
+    return "\n".join(line for line in match.group(1).splitlines() if not line.strip().startswith("#"))
+
+
+def test_the_stages_in_order():
+    done = subprocess.run(["bash", TEST_SH, "no-such-stage"], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "[unit|integration|sanity|lint|changelog|molecule]" in done.stderr, done.stderr
+
+
+def test_unit_runs_tests_unit_only_and_installs_nothing():
+    unit = _function("stage_unit")
+    assert "tests/unit" in unit and "tests/integration" not in unit
+    assert "requirements.sh" not in unit and "apt" not in unit
+    integration = _function("stage_integration")
+    assert "tests/integration/requirements.sh" in integration and "run_pytest tests/integration" in integration
