@@ -156,7 +156,7 @@ def what_happened(action: str, before: Optional[str], after: Optional[str], bars
         "none": "nothing to do (%s)" % before,
         "loop_guard": "not repaired: repair loop guard tripped (%s)" % before,
         "not_processed": "not processed (the rollout did not reach it)",
-        "unreachable": "unreachable: %s" % message.split(": ", 1)[-1].split(". ", 1)[0][:90],
+        "unreachable": "unreachable: %s" % message.split(" What to do:", 1)[0].split(": ", 1)[-1].split(". ", 1)[0].rstrip(".")[:90],
     }
     if action in words:
         return words[action]
