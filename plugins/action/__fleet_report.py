@@ -26,6 +26,7 @@ ARGUMENT_SPEC = {
     "hosts": {"type": "list", "elements": "str", "required": True},
     "outcomes": {"type": "list", "elements": "raw", "required": True},
     "node_names": {"type": "list", "elements": "raw", "default": []},
+    "lost": {"type": "list", "elements": "str", "default": []},
     "stopped": {"type": "raw"},
     "pod_names": {"type": "dict", "default": {}, "options": {
         "from_api": {"type": "bool", "default": True},
@@ -53,7 +54,8 @@ class ActionModule(ActionBase):
         by_node = {outcome.get("node") or names[i] or hosts[i]: outcome for i, outcome in enumerate(outcomes)}
         known, source = self._pod_names(args["pod_names"], by_node)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        report = _report.build(args["kind"], hosts, outcomes, names, args["stopped"] or None, known, source, stamp)
+        report = _report.build(args["kind"], hosts, outcomes, names, args["stopped"] or None, known, source, stamp,
+                               args["lost"])
         result.update(changed=False, report=report, html=_report.render_html(report), pod_names=known)
         return result
 

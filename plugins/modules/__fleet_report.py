@@ -49,6 +49,13 @@ options:
     type: list
     elements: raw
     default: []
+  lost:
+    description:
+      - Hosts the run reached that left the play before the report (their connection was lost during the run).
+      - Reported with the action V(unreachable) unless their outcome already says how they failed.
+    type: list
+    elements: str
+    default: []
   stopped:
     description: Why the rollout stopped early (C(numa_drift_stopped)), for the remediate report.
     type: raw

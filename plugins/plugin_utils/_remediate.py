@@ -10,6 +10,7 @@ tasks. The action plugins ``remediate_plan`` and ``remediate_outcome`` are thin 
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 from typing import Any, Dict, List, Mapping, Optional
@@ -271,3 +272,43 @@ def with_event(outcome: Dict[str, Any], reason: str) -> Dict[str, Any]:
     text = "%s. %s" % (outcome.get("summary", ""), outcome.get("message", ""))
     outcome.update(event=reason, event_message=text if len(text) <= 1000 else text[:997] + "...")
     return outcome
+
+
+# --------------------------------------------------------------------------- waiting for kubelet and the Node
+
+
+def kubelet_active(stdout: str, rc: int, service_mode: str) -> bool:
+    """systemd's ActiveState=active (``systemctl show``), or the operator's status command's exit code 0."""
+    if service_mode == "systemd":
+        return re.search(r"(?m)^ActiveState=active$", stdout or "") is not None
+    return rc == 0
+
+
+def kubelet_identity(stdout: str, regexp: str) -> str:
+    """Which run of kubelet this is (a restart changes it): the status fields ``regexp`` finds, in order."""
+    return " ".join(re.findall(regexp, stdout or ""))
+
+
+def node_ready(resources: Any) -> bool:
+    """The Node of a k8s_info result has the condition Ready=True."""
+    node = (resources or [{}])[0] if isinstance(resources, list) else {}
+    conditions = ((node or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def wait_step(wait_for: str, result: Mapping[str, Any], attempt: int, options: Mapping[str, Any]) -> Optional[bool]:
+    """After poll number ``attempt`` (from 1): True done, False failed for good, None poll again.
+
+    ``kubelet_active``: until kubelet is active. ``kubelet_settled``: kubelet stays active as the same run
+    (``options['identity']``, its first identity) until poll ``options['polls'] + 1`` (``polls`` * delay seconds
+    after the first), failing at the first poll that sees it stopped or restarted. ``node_ready``: until Ready.
+    """
+    if wait_for == "node_ready":
+        return True if not result.get("failed") and node_ready(result.get("resources")) else None
+    # As the shell task's failed_when did: the status command's output and exit code only.
+    active = kubelet_active(str(result.get("stdout") or ""), int(result.get("rc", 1)), options["service_mode"])
+    if wait_for == "kubelet_active":
+        return True if active else None
+    if not active or kubelet_identity(str(result.get("stdout") or ""), options["identity_regexp"]) != options["identity"]:
+        return False
+    return True if attempt > int(options["polls"]) else None

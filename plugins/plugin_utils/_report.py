@@ -22,7 +22,8 @@ import jinja2
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import NOTHING_TO_DO, REPAIRABLE, remediate_advice
 
 MEMORY = "memory"
-FAILED_ACTIONS = ("failed", "rolled_back")
+FAILED_ACTIONS = ("failed", "rolled_back", "unreachable")
+UNREACHABLE = "unreachable"
 # The bound line sits at this fraction of the half-track when no drift is larger: room to see "within".
 BOUND_HEADROOM = 1.25
 # A non-zero drift smaller than this share of the half-track is still drawn this wide (percent of the track).
@@ -52,10 +53,15 @@ NEXT_STEPS = {
 
 NOT_PROCESSED = "not processed: the rollout stopped before this node, or has not reached it yet"
 # Actions after which a person must look, whatever the verdict (the message says what to do).
-ATTENTION_ACTIONS = FAILED_ACTIONS + ("loop_guard", "unreachable")
+ATTENTION_ACTIONS = FAILED_ACTIONS + ("loop_guard",)
 # The page: playbooks/templates/report.html.j2 of this collection.
 TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         "playbooks", "templates", "report.html.j2")
+LOST = ("unreachable: the connection to the node was lost during the run, after it was reached; the node may be cordoned"
+        " or kubelet stopped. What to do: look at the node (kubectl get node, systemctl status of the kubelet service),"
+        " then run nodeops.numa_drift.remediate again with --limit %s")
+UNREACHABLE_ADVICE = (" What to do: check that the node is up and reachable (ansible -m ping), then run"
+                      " nodeops.numa_drift.remediate again with --limit %s.")
 
 
 # --------------------------------------------------------------------------- numbers as text
@@ -160,6 +166,7 @@ def what_happened(action: str, before: Optional[str], after: Optional[str], bars
         "none": "nothing to do (%s)" % before,
         "loop_guard": "not repaired: repair loop guard tripped (%s)" % before,
         "not_processed": "not processed (the rollout did not reach it)",
+        "unreachable": "unreachable: %s" % message.split(" What to do:", 1)[0].split(": ", 1)[-1].split(". ", 1)[0].rstrip(".")[:90],
     }
     if action in words:
         return words[action]
@@ -259,6 +266,21 @@ def pinned_pods(facts: Mapping[str, Any], names: Mapping[str, Any]) -> List[Dict
     return pods
 
 
+def lost_outcome(host: str, outcome: Mapping[str, Any]) -> Dict[str, Any]:
+    """A node that left the play before the report (its connection lost mid-run): unreachable, with what it had."""
+    if outcome.get("action") in FAILED_ACTIONS:
+        return dict(outcome)
+    return dict(outcome, action=UNREACHABLE, message=LOST % host)
+
+
+def with_advice(host: str, outcome: Mapping[str, Any]) -> Dict[str, Any]:
+    """An unreachable node's message ends with what to do."""
+    message = str(outcome.get("message") or "")
+    if outcome.get("action") != UNREACHABLE or "What to do:" in message:
+        return dict(outcome)
+    return dict(outcome, message=message + UNREACHABLE_ADVICE % host)
+
+
 def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[str, Any]) -> Dict[str, Any]:
     facts = outcome.get("numa_drift") or {}
     action = str(outcome.get("action") or "not_processed")
@@ -335,8 +357,11 @@ def _counted(counts: Mapping[str, int]) -> str:
 
 
 def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]], node_names: Sequence[Optional[str]],
-          stopped: Optional[Mapping[str, Any]], pod_names: Mapping[str, Any], pods_source: str, generated_at: str) -> Dict[str, Any]:
-    rows = [row(host, name or host, outcome or {}, pod_names) for host, outcome, name in zip(hosts, outcomes, node_names)]
+          stopped: Optional[Mapping[str, Any]], pod_names: Mapping[str, Any], pods_source: str, generated_at: str,
+          lost: Sequence[str] = ()) -> Dict[str, Any]:
+    """``lost``: hosts the run reached that left the play before the report (reported as unreachable)."""
+    rows = [row(host, name or host, with_advice(host, lost_outcome(host, outcome or {}) if host in lost else outcome or {}), pod_names)
+            for host, outcome, name in zip(hosts, outcomes, node_names)]
     before: Dict[str, int] = {}
     after: Dict[str, int] = {}
     actions: Dict[str, int] = {}

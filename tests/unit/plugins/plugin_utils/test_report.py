@@ -286,3 +286,23 @@ def test_the_page_escapes_every_value_by_construction():
     assert _report.render_html({"x": 1}, "{{ numa_drift_report.x }}<p>{{ v }}</p>") == "1<p></p>"
     page = _report.render_html({"name": hostile}, "<p>{{ numa_drift_report.name }}</p>")
     assert page == "<p>&lt;script&gt;alert(1)&lt;/script&gt;&#34;&amp;</p>"
+
+
+def test_an_unreachable_node_is_a_failed_row_that_says_what_to_do():
+    report = _report.build("remediate", ["n1", "n2"], [{"node": "n1", "action": "unreachable", "message": "unreachable: ssh refused"}, {}],
+                           ["", ""], None, {}, "none", "2026-12-04T00:00:00Z")
+    first, second = report["nodes"]
+    assert first["action"] == "unreachable" and first["failed"] is True
+    assert first["message"].startswith("unreachable: ssh refused") and "--limit n1" in first["message"]
+    assert first["what_happened"] == "unreachable: ssh refused"
+    assert second["action"] == "not_processed"
+    assert report["counts"]["action"] == {"not_processed": 1, "unreachable": 1}
+
+
+def test_a_node_lost_during_the_run_is_unreachable_unless_it_had_failed():
+    outcomes = [{"node": "n1", "action": "none", "verdict_before": "drift_within_bound"},
+                {"node": "n2", "action": "rolled_back", "message": "kubelet did not come back"}, {"node": "n3", "action": "repaired"}]
+    rows = _report.build("remediate", ["n1", "n2", "n3"], outcomes, ["", "", ""], None, {}, "none", "now", lost=["n1", "n2"])["nodes"]
+    assert [entry["action"] for entry in rows] == ["unreachable", "rolled_back", "repaired"]
+    assert "connection to the node was lost" in rows[0]["message"] and "--limit n1" in rows[0]["message"]
+    assert rows[0]["verdict_before"] == "drift_within_bound"

@@ -1,0 +1,235 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The playbooks as an operator runs them: plain static inventories, unreachable and failing nodes, quiet output.
+
+The sandbox fleet (tests/sandbox/fleet.py) is driven through inventories written here the way a user
+writes them: an INI file and a YAML file whose hosts set connection variables and the node options a
+fake node needs (its root, how its kubelet is started and stopped), never ``remediate_node_name`` (the
+role's default, the host's name, must do). An unreachable node is an SSH host on a closed loopback port.
+
+Tests run in file order on one fleet (each says what it relies on).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import socket
+import sys
+from typing import Any, Dict, Iterator, List, Optional
+
+import pytest
+
+from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, LEASE, Fleet, Run
+from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import VENV_BIN, collections_tree
+
+pytestmark = pytest.mark.skipif(
+    not (os.path.exists(FLEET) and os.path.exists(os.path.join(VENV_BIN, "ansible-playbook")) and sys.platform.startswith("linux")),
+    reason="needs tests/sandbox/fleet.py, the checkout's .venv (bash scripts/setup.sh) and Linux",
+)
+
+UNREACHABLE = "sbx-unreachable"
+LOCK = LEASE + "/nodeops-numa-drift"
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed): connecting to it is refused at once."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def node_vars(fleet: Fleet, name: str) -> Dict[str, Any]:
+    """What a user sets for one sandbox node: the connection, the node's root and its service commands."""
+    return {
+        "ansible_connection": "local",
+        "ansible_python_interpreter": fleet.info["python"],
+        "ansible_become": False,
+        "remediate_root": fleet.root(name),
+        "remediate_service_mode": "command",
+        "remediate_service_commands": fleet.info_inventory_commands(name),
+    }
+
+
+def unreachable_vars() -> Dict[str, Any]:
+    return {
+        "ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": closed_port(), "ansible_user": "nobody",
+        "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=5",
+    }
+
+
+def group_vars(fleet: Fleet) -> Dict[str, Any]:
+    """The API stand-in's kubeconfig, and the sandbox's short waits (as the fleet's own inventory sets them)."""
+    return {"remediate_kubeconfig": os.path.join(fleet.dir, "kubeconfig"), "remediate_settle_seconds": 3,
+            "remediate_ready_poll": 1, "remediate_ready_timeout": 60}
+
+
+def ini_value(value: Any) -> str:
+    return shlex.quote(json.dumps(value) if isinstance(value, dict) else str(value))
+
+
+def write_ini(fleet: Fleet, path: str, hosts: Dict[str, Dict[str, Any]]) -> str:
+    lines = ["[nodes]"]
+    lines += [" ".join([host] + ["%s=%s" % (key, ini_value(value)) for key, value in variables.items()]) for host, variables in hosts.items()]
+    lines += ["", "[nodes:vars]"] + ["%s=%s" % item for item in group_vars(fleet).items()]
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return path
+
+
+def write_yaml(fleet: Fleet, path: str, hosts: Dict[str, Dict[str, Any]]) -> str:
+    document = {"all": {"children": {"nodes": {"hosts": hosts, "vars": group_vars(fleet)}}}}
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2)  # JSON is YAML; the file is named .yml like any YAML inventory
+    return path
+
+
+def inventory(fleet: Fleet, kind: str, names: List[str], unreachable_at: Optional[int] = None) -> str:
+    hosts = {name: node_vars(fleet, name) for name in names}
+    if unreachable_at is not None:
+        ordered = list(hosts.items())
+        ordered.insert(unreachable_at, (UNREACHABLE, unreachable_vars()))
+        hosts = dict(ordered)
+    path = os.path.join(fleet.dir, "static-%02d.%s" % (fleet.runs + 1, "ini" if kind == "ini" else "yml"))
+    return (write_ini if kind == "ini" else write_yaml)(fleet, path, hosts)
+
+
+def run_with(fleet: Fleet, path: str, playbook: str, *args: str) -> Run:
+    fleet.inventory = path
+    return fleet.playbook(playbook, *args)
+
+
+def lease_holder(fleet: Fleet) -> Any:
+    return fleet.api("GET", LOCK)["spec"].get("holderIdentity")
+
+
+def failures(output: str) -> List[str]:
+    return [line for line in output.splitlines() if "FAILED" in line or "[WARNING]" in line or "[DEPRECATION WARNING]" in line]
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    collections = collections_tree(str(tmp_path_factory.mktemp("collections")))
+    directory = str(tmp_path_factory.mktemp("fleet-operator"))
+    built = Fleet(directory, collections, "all-drift")
+    try:
+        yield built
+    finally:
+        built.down()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- any inventory (item 0)
+
+
+def test_probe_from_a_plain_ini_inventory_is_quiet(fleet: Fleet) -> None:
+    run = run_with(fleet, inventory(fleet, "ini", sorted(fleet.nodes)), "probe")
+    assert run.rc == 0, run.tail()
+    rows = run.rows()
+    assert sorted(rows) == sorted(fleet.nodes)
+    assert {row["verdict_before"] for row in rows.values()} == {"drift_within_bound"}
+    # No warning (ansible-core warns about run_once under the free strategy).
+    assert failures(run.output) == [], failures(run.output)
+
+
+def test_dry_run_from_a_plain_ini_inventory_changes_nothing(fleet: Fleet) -> None:
+    before = {name: fleet.checkpoint_bytes(name) for name in fleet.nodes}
+    run = run_with(fleet, inventory(fleet, "ini", sorted(fleet.nodes)), "remediate", "-e", "remediate_dry_run=true",
+                   "-e", "numa_drift_batch=100%")
+    assert run.rc == 0, run.tail()
+    assert {row["action"] for row in run.rows().values()} == {"dry_run"}, run.rows()
+    assert {name: fleet.checkpoint_bytes(name) for name in fleet.nodes} == before
+    assert lease_holder(fleet) is None
+
+
+# --------------------------------------------------------------------------- failing and unreachable nodes (item 1)
+
+
+def test_a_node_failing_mid_repair_ends_with_the_lease_free_and_a_full_report(fleet: Fleet) -> None:
+    canary, failing, later = sorted(fleet.nodes)[:3]
+    assert fleet.nodectl(failing, "inject", "crash").returncode == 0
+    try:
+        run = run_with(fleet, inventory(fleet, "yaml", [canary, failing, later]), "remediate", "-e", "numa_drift_batch=1",
+                       "-e", "remediate_ready_timeout=8")
+    finally:
+        fleet.nodectl(failing, "inject", "clear")
+    assert run.rc != 0, run.tail()
+    rows = run.rows()
+    assert (rows[canary]["action"], rows[failing]["action"], rows[later]["action"]) == ("repaired", "rolled_back", "not_processed"), rows
+    assert fleet.checkpoint_bytes(failing) == fleet.originals[failing]
+    assert lease_holder(fleet) is None
+    assert "rolled_back" in run.html() and 'id="%s"' % later in run.html()
+
+
+def test_an_unreachable_canary_ends_with_the_lease_free_and_a_report(fleet: Fleet) -> None:
+    names = sorted(fleet.nodes)[3:5]
+    before = {name: fleet.checkpoint_bytes(name) for name in names}
+    run = run_with(fleet, inventory(fleet, "ini", names, unreachable_at=0), "remediate")
+    assert run.rc != 0, run.tail()
+    rows = run.rows()
+    assert rows[UNREACHABLE]["action"] == "unreachable", rows[UNREACHABLE]
+    assert "--limit %s" % UNREACHABLE in rows[UNREACHABLE]["message"]
+    assert [rows[name]["action"] for name in names] == ["not_processed", "not_processed"]
+    assert {name: fleet.checkpoint_bytes(name) for name in names} == before
+    assert lease_holder(fleet) is None
+    assert 'class="a-unreachable"' in run.html()
+
+
+def test_an_unreachable_node_in_batch_two_stops_the_rollout_with_the_lease_free(fleet: Fleet) -> None:
+    canary, second, third = sorted(fleet.nodes)[3:6]
+    run = run_with(fleet, inventory(fleet, "yaml", [canary, second, third], unreachable_at=2), "remediate", "-e", "numa_drift_batch=2")
+    assert run.rc != 0, run.tail()
+    rows = run.rows()
+    assert rows[canary]["action"] == "repaired" and rows[second]["action"] == "repaired", rows
+    assert rows[UNREACHABLE]["action"] == "unreachable"
+    # The unreachable node failed batch 2: the rollout stopped there (max_fail_percentage 0).
+    assert rows[third]["action"] == "not_processed"
+    assert "batch 2/3: %s, %s" % (second, UNREACHABLE) in run.output
+    assert lease_holder(fleet) is None
+
+
+# --------------------------------------------------------------------------- quiet success (item 3)
+
+
+def test_a_real_rollout_from_a_yaml_inventory_is_quiet_and_says_each_batch(fleet: Fleet) -> None:
+    names = sorted(fleet.nodes)
+    run = run_with(fleet, inventory(fleet, "yaml", names), "remediate", "-e", "numa_drift_batch=2")
+    assert run.rc == 0, run.tail()
+    rows = run.rows()
+    assert all(fleet.verdict(name) == "in_sync" for name in names)
+    assert all(rows[name]["action"] in ("repaired", "none") for name in names), rows
+    assert failures(run.output) == [], failures(run.output)
+    # Six nodes: the canary, then batches of two, then the last one.
+    assert "batch 1/4: %s" % names[0] in run.output
+    assert "batch 2/4: %s, %s" % (names[1], names[2]) in run.output
+    assert "batch 4/4: %s" % names[5] in run.output
+    assert "after batch 1 of 4: " in run.output and "after batch 4 of 4: " in run.output
+    print("quiet rollout of %d nodes in batches of 2: %.1f s" % (len(names), run.seconds))
+
+
+# --------------------------------------------------------------------------- rollback (items 0 and 2)
+
+
+def test_rollback_from_a_plain_ini_inventory_restores_the_backup(fleet: Fleet) -> None:
+    name = sorted(fleet.nodes)[0]
+    run = run_with(fleet, inventory(fleet, "ini", [name]), "rollback", "-l", name, "-e", "numa_drift_rollback_confirm=true")
+    assert run.rc == 0, run.tail()
+    assert fleet.checkpoint_bytes(name) == fleet.originals[name]
+
+
+def test_rollback_without_a_backup_leaves_kubelet_running(fleet: Fleet) -> None:
+    name = sorted(fleet.nodes)[1]
+    assert fleet.verdict(name) == "in_sync"
+    shutil.rmtree(os.path.join(fleet.root(name), "var/lib/nodeops-numa-drift/backups"))
+    before = fleet.service(name)
+    assert before["active"], before
+    checkpoint = fleet.checkpoint_bytes(name)
+    run = run_with(fleet, inventory(fleet, "ini", [name]), "rollback", "-l", name, "-e", "numa_drift_rollback_confirm=true")
+    assert run.rc != 0, run.tail()
+    assert "nothing to restore, nothing was touched" in run.output
+    after = fleet.service(name)
+    assert (after["pid"], after["restarts"], after["active_since"]) == (before["pid"], before["restarts"], before["active_since"]), (before, after)
+    assert fleet.checkpoint_bytes(name) == checkpoint
