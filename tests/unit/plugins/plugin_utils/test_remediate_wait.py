@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The remediate role's quiet waits (plugins/action/remediate_wait.py): when a poll ends the wait."""
+"""The remediate role's quiet waits (plugins/action/__remediate_wait.py): when a poll ends the wait."""
 
 from __future__ import annotations
 

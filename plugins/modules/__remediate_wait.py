@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: remediate_wait
+module: __remediate_wait
 short_description: Wait for kubelet or the Node during the remediate role's repair, quietly
 version_added: 0.1.0
 description:
@@ -73,7 +73,7 @@ options:
 
 EXAMPLES = r"""
 - name: Wait for kubelet to become active
-  nodeops.numa_drift.remediate_wait:
+  nodeops.numa_drift.__remediate_wait:
     wait_for: kubelet_active
     status_command: systemctl show kubelet.service
     attempts: 61

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for nodeops.numa_drift.remediate_wait: poll kubelet's service or the Node, quietly.
+"""Action plugin for nodeops.numa_drift.__remediate_wait: poll kubelet's service or the Node, quietly.
 
 The same polls an ``until``/``retries``/``delay`` loop makes (``attempts`` at most, ``delay`` seconds apart),
 without a ``FAILED - RETRYING`` line for every poll of a wait that succeeds. The decisions are
