@@ -10,9 +10,12 @@ without a ``FAILED - RETRYING`` line for every poll of a wait that succeeds. The
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Dict, Optional
 
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate
@@ -44,6 +47,11 @@ class ActionModule(ActionBase):
         if wait_for == "node_ready":
             module, module_args = "kubernetes.core.k8s_info", {"kind": "Node", "name": args["node_name"]}
             module_args.update({key: args[key] for key in ("kubeconfig", "context") if args[key] is not None})
+            if isinstance(args["kubeconfig"], str) and self._connection.transport == "local":
+                try:
+                    module_args["kubeconfig"] = self._local_kubeconfig(args["kubeconfig"])
+                except AnsibleError as error:
+                    return dict(result, failed=True, msg=to_text(error))
         else:
             module, module_args = "ansible.legacy.command", {"_raw_params": args["status_command"], "_uses_shell": True}
         polled: Dict[str, Any] = {}
@@ -60,3 +68,8 @@ class ActionModule(ActionBase):
         if not done:
             result.update(failed=True, msg=polled.get("msg") or "%s: not reached after %d polls %ds apart" % (wait_for, attempt, args["delay"]))
         return result
+
+    def _local_kubeconfig(self, kubeconfig: str) -> str:
+        """As kubernetes.core.k8s_info's action finds it on the controller: the files search path, vault-decrypted."""
+        paths = [self._loader.get_real_file(self._find_needle("files", path), decrypt=True) for path in kubeconfig.split(os.pathsep)]
+        return os.pathsep.join(paths)
