@@ -51,8 +51,18 @@ def note(text: str) -> None:
             handle.write(text.rstrip() + "\n\n")
 
 
+# Stages before kubelet reads the checkpoint: a refusal there holds whatever the file says.
+CONFIGURATION_STAGES = ("config", "validate", "reserved", "machine", "new_manager")
+
+
+def outcome(judgement: Judgement) -> str:
+    if judgement.started:
+        return "starts"
+    return "refuses (configuration)" if judgement.stage in CONFIGURATION_STAGES else "refuses (checkpoint)"
+
+
 def judge_all(judges: Mapping[str, str], root: str) -> List[Judgement]:
-    return [judge(judges[release], root) for release in build.RELEASES]
+    return [judge(judges[release], root) for release in build.RELEASES if release in judges]
 
 
 def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scratch: str, bound: str = "auto",
@@ -66,9 +76,14 @@ def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scr
         problems.append("the judge changed the tree")
     agreed = agrees(verdict, before)
     for judgement in before:
-        matrix.record(corpus, judgement.release, verdict, "before: " + ("starts" if judgement.started else "refuses"), agreed)
+        matrix.record(corpus, judgement.release, verdict, "before: " + outcome(judgement), agreed)
     if not agreed:
         problems.append("as found: our verdict %s; kubelet: %s" % (verdict, describe(before)))
+    elif all(outcome(j) == "refuses (configuration)" for j in before) and verdict != "kubelet_config_unknown":
+        # Agrees (both refuse), but kubelet rejects the configuration whatever the checkpoint holds:
+        # the verdict's advice (delete or rewrite the checkpoint) cannot help. Written down for the engine.
+        note("### %s / %s (configuration rejected by kubelet, verdict %s)\n\n- tree: %s\n- kubelet: %s" % (
+            corpus, name, verdict, describe_tree or root, describe(before)))
     if verdict == REPAIRABLE and agreed:
         problems.extend(_judge_repair(judges, corpus, result, root, scratch, bound))
     if problems:
@@ -82,16 +97,16 @@ def _judge_repair(judges: Mapping[str, str], corpus: str, result: drift.ProbeRes
     copy = os.path.join(scratch, "repaired")
     shutil.copytree(root, copy, symlinks=True)
     fresh = drift.probe(root=copy, drift_bound=bound)
-    outcome = repair_node(fresh, backup_dir=os.path.join(scratch, "backups"))
+    repaired = repair_node(fresh, backup_dir=os.path.join(scratch, "backups"))
     with open(fresh.path, "rb") as handle:
         written = handle.read()
     expected = written_state(written)
     problems = []
     for judgement in judge_all(judges, copy):
         same = judgement.started and held_state(judgement) == expected
-        matrix.record(corpus, judgement.release, result.assessment.verdict, "after repair: " + ("starts" if judgement.started else "refuses"), same)
+        matrix.record(corpus, judgement.release, result.assessment.verdict, "after repair: " + outcome(judgement), same)
         if not judgement.started:
-            problems.append("after repair (%s): %s %s" % (outcome.action, judgement.release, judgement.brief()))
+            problems.append("after repair (%s): %s %s" % (repaired.action, judgement.release, judgement.brief()))
         elif not same:
             problems.append("after repair: %s holds %s, we wrote %s" % (judgement.release, json.dumps(held_state(judgement), sort_keys=True),
                                                                         json.dumps(expected, sort_keys=True)))

@@ -242,3 +242,62 @@ def vector_tree(root: str, content: str) -> str:
         "systemReserved": system_reserved,
     }
     return build_node_tree(root, nodes=nodes, kubelet_config=config, checkpoint=content)
+
+
+# --- configurations as people write them (the checkpoint itself in sync) -----------------------
+
+
+def _with_config(edit: Callable[[Dict[str, Any]], None], **options: Any) -> Callable[[str], str]:
+    boot = two_node_boot()
+    config = kubelet_config(uniform_reserved([0, 1]))
+    edit(config)
+    return _node(boot, config=config, **options)
+
+
+def _set(**values: Any) -> Callable[[Dict[str, Any]], None]:
+    return lambda config: config.update(values)
+
+
+def _reserved_spelled(first: str, second: str) -> Callable[[Dict[str, Any]], None]:
+    def edit(config: Dict[str, Any]) -> None:
+        config["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": first}}, {"numaNode": 1, "limits": {"memory": second}}]
+    return edit
+
+
+def _reserved_split_entries(config: Dict[str, Any]) -> None:
+    # Node 0 named twice (512Mi each): kubelet decides whether that is 512Mi, 1Gi or an error.
+    config["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": "512Mi"}}, {"numaNode": 0, "limits": {"memory": "512Mi"}},
+                                {"numaNode": 1, "limits": {"memory": "1Gi"}}]
+
+
+def _kube_and_system_reserved(config: Dict[str, Any]) -> None:
+    config["systemReserved"] = {"memory": "1Gi"}
+    config["kubeReserved"] = {"memory": "948Mi"}
+
+
+def _eviction_explicit(config: Dict[str, Any]) -> None:
+    config["evictionHard"] = {"memory.available": "200Mi"}
+    config["systemReserved"] = {"memory": "1848Mi"}
+
+
+def _eviction_percentage(config: Dict[str, Any]) -> None:
+    config["evictionHard"] = {"memory.available": "1%"}
+
+
+def config_cases() -> Dict[str, Case]:
+    cases: Dict[str, Case] = {}
+    for policy in ("Static", "static", "STATIC", "Statik", "None", "none", "BestEffort", "besteffort", ""):
+        cases["config_policy_%s" % (policy or "empty")] = Case(_with_config(_set(memoryManagerPolicy=policy)))
+    for first, second in (("1Gi", "1024Mi"), ("1073741824", "1048576Ki"), ("1G", "1Gi"), ("0.5Gi", "1536Mi"), ("1Gi", "1Gb"),
+                          ("1e9", "1Gi"), ("1Gi ", "1Gi"), ("+1Gi", "1Gi"), ("-1Gi", "3Gi")):
+        cases["config_reserved_%s_%s" % (first.strip(), second)] = Case(_with_config(_reserved_spelled(first, second)))
+    cases["config_reserved_duplicate_node_entries"] = Case(_with_config(_reserved_split_entries))
+    cases["config_kube_and_system_reserved"] = Case(_with_config(_kube_and_system_reserved))
+    cases["config_eviction_explicit_200Mi"] = Case(_with_config(_eviction_explicit))
+    cases["config_eviction_percentage"] = Case(_with_config(_eviction_percentage))
+    cases["config_reserved_larger_than_node"] = Case(_with_config(_reserved_spelled("70Gi", "1Gi")))
+    cases["config_reserved_by_flag"] = Case(_with_config(lambda config: config.pop("reservedMemory"),
+                                                         kubeadm_flags="--reserved-memory=0:memory=1Gi;1:memory=1Gi"))
+    cases["config_policy_by_flag_overrides_file"] = Case(_with_config(_set(memoryManagerPolicy="None"),
+                                                                      kubeadm_flags="--memory-manager-policy=Static"))
+    return cases

@@ -20,8 +20,10 @@ from ansible_collections.nodeops.numa_drift.tests.unit.vectors import load_vecto
 # case name -> reason. xfail(strict=True): a fix makes the test fail until the entry goes.
 KNOWN_UNIT: dict = {}
 KNOWN_VECTORS: dict = {}
+KNOWN_CONFIG: dict = {}
 
 UNIT_CASES = corpus.unit_cases()
+CONFIG_CASES = corpus.config_cases()
 VECTORS = load_vectors()
 
 
@@ -44,4 +46,12 @@ def test_checkpoint_vector_verdict_is_kubelets(judges, tmp_path, name):
     root = corpus.vector_tree(str(tmp_path / "tree"), vector["content"])
     problems = judge_tree(judges, "checkpoint vectors", name, root, str(tmp_path / "scratch"),
                           describe_tree="vector %r in a tree sized from its own machine state" % name)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", _params(sorted(CONFIG_CASES), KNOWN_CONFIG))
+def test_configuration_verdict_is_kubelets(judges, tmp_path, name):
+    case = CONFIG_CASES[name]
+    root = case.build(str(tmp_path / "tree"))
+    problems = judge_tree(judges, "configurations", name, root, str(tmp_path / "scratch"), case.bound, describe_tree=name)
     assert not problems, "\n".join(problems)
