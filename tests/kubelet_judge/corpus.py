@@ -10,6 +10,7 @@ runs with; the verdict is never written here: the probe computes it and kubelet'
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
@@ -171,6 +172,60 @@ def unit_cases() -> Dict[str, Case]:
         cases["modules_kaslr_node_%s" % layout] = Case(lambda root, layout=layout: _kaslr_node_at(root, layout))
     for name in sorted(NON_REPAIRABLE):
         cases["modules_%s" % name] = Case(_non_repairable(name))
+    cases.update(layout_cases())
+    cases.update(distribution_cases())
+    return cases
+
+
+def distribution_cases() -> Dict[str, Case]:
+    """The distribution corpus (test_distributions.py LAYOUTS): kubelet as each distribution starts it."""
+    from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.test_distributions import LAYOUTS, drifted_node
+
+    def case(name: str) -> Case:
+        files, _distribution, _service, root_dir = LAYOUTS[name]
+        return Case(lambda root: drifted_node(root, files, kubelet_root_dir=root_dir))
+
+    return {"distribution_%s" % name: case(name) for name in sorted(LAYOUTS)}
+
+
+def _edited(layout: str, edit: Callable[[str], str], drift_kb: int = 0) -> Callable[[str], str]:
+    """A checkpoint kubelet wrote for this very boot (or ``drift_kb`` ago), then one field edited."""
+    def build(root: str) -> str:
+        before = two_node_boot()
+        pods = guaranteed_pods(2, (0,), GIB)
+        raw = edit(recorded_checkpoint(before, uniform_reserved([0, 1]), pods, layout).decode()).encode()
+        return write_kubelet_node(root, before, before.moved(node0=drift_kb, node1=-drift_kb), checkpoint_bytes=raw)
+    return build
+
+
+def _bump(key: str, by: int = 1) -> Callable[[str], str]:
+    pattern = re.compile(r'"%s":(\d+)' % key)
+    return lambda text: pattern.sub(lambda m: '"%s":%d' % (key, int(m.group(1)) + by), text, count=1)
+
+
+def _set_number(key: str, value: int) -> Callable[[str], str]:
+    pattern = re.compile(r'"%s":\d+' % key)
+    return lambda text: pattern.sub('"%s":%d' % (key, value), text, count=1)
+
+
+def _empty_data(text: str) -> str:
+    return re.sub(r'"data":"(?:[^"\\]|\\.)*","dataChecksum":\d+', '"data":"","dataChecksum":0', text)
+
+
+def layout_cases() -> Dict[str, Case]:
+    """Files on which kubelet releases may differ: each layout's checksums, damaged one part at a time."""
+    same = lambda text: text  # noqa: E731
+    cases = {}
+    for drift_kb, suffix in ((0, ""), (45260, "_with_drift")):
+        cases["layout_legacy%s" % suffix] = Case(_edited("legacy", same, drift_kb))
+        cases["layout_v3%s" % suffix] = Case(_edited("v3", same, drift_kb))
+        cases["layout_legacy_checksum_zero%s" % suffix] = Case(_edited("legacy", _set_number("checksum", 0), drift_kb))
+        cases["layout_legacy_checksum_wrong%s" % suffix] = Case(_edited("legacy", _bump("checksum"), drift_kb))
+        cases["layout_v3_data_checksum_wrong%s" % suffix] = Case(_edited("v3", _bump("dataChecksum"), drift_kb))
+        cases["layout_v3_data_checksum_zero%s" % suffix] = Case(_edited("v3", _set_number("dataChecksum", 0), drift_kb))
+        cases["layout_v3_inline_checksum_wrong%s" % suffix] = Case(_edited("v3", _bump("checksum"), drift_kb))
+        cases["layout_v3_inline_checksum_zero%s" % suffix] = Case(_edited("v3", _set_number("checksum", 0), drift_kb))
+        cases["layout_v3_data_empty%s" % suffix] = Case(_edited("v3", _empty_data, drift_kb))
     return cases
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -100,7 +102,30 @@ def kubelet_args(tree: str, flags: Optional[Sequence[str]] = None) -> List[str]:
     return rebase_args(tree, args)
 
 
+def materialize_redirects(tree: str, scratch: str) -> str:
+    """A copy of ``tree`` with the files a wrapper copies into kubelet's drop-in dir at its start
+    (k3s/RKE2 ``kubelet-arg: config=...``: the engine's ``dropin_redirects``) put in place; ``tree``
+    itself when there are none."""
+    redirects = discover_kubelet(tree).dropin_redirects
+    if not redirects:
+        return tree
+    copy = os.path.join(scratch, "tree")
+    shutil.copytree(tree, copy, symlinks=True)
+    for shown, source in redirects:
+        target = os.path.join(copy, shown.lstrip("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copyfile(os.path.join(copy, source.lstrip("/")), target)
+    return copy
+
+
 def judge(binary: str, tree: str, flags: Optional[Sequence[str]] = None, timeout: float = 120) -> Judgement:
+    if flags is None:
+        with tempfile.TemporaryDirectory(prefix="kubelet-judge-tree-") as scratch:
+            return _judge(binary, materialize_redirects(tree, scratch), flags, timeout)
+    return _judge(binary, tree, flags, timeout)
+
+
+def _judge(binary: str, tree: str, flags: Optional[Sequence[str]], timeout: float) -> Judgement:
     args = kubelet_args(tree, flags)
     proc = subprocess.run([binary, "--tree=" + tree] + args, capture_output=True, text=True, timeout=timeout)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
