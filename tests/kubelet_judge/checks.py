@@ -75,8 +75,7 @@ def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scr
     if tree_snapshot(root) != before_files:
         problems.append("the judge changed the tree")
     agreed = agrees(verdict, before)
-    for judgement in before:
-        matrix.record(corpus, judgement.release, verdict, "before: " + outcome(judgement), agreed)
+    rows = {j.release: ["as found: " + outcome(j), agreed] for j in before}
     if not agreed:
         problems.append("as found: our verdict %s; kubelet: %s" % (verdict, describe(before)))
     elif all(outcome(j) == "refuses (configuration)" for j in before) and verdict != "kubelet_config_unknown":
@@ -85,7 +84,9 @@ def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scr
         note("### %s / %s (configuration rejected by kubelet, verdict %s)\n\n- tree: %s\n- kubelet: %s" % (
             corpus, name, verdict, describe_tree or root, describe(before)))
     if verdict == REPAIRABLE and agreed:
-        problems.extend(_judge_repair(judges, corpus, result, root, scratch, bound))
+        problems.extend(_judge_repair(judges, rows, result, root, scratch, bound))
+    for release, (seen, ok) in rows.items():
+        matrix.record(corpus, release, verdict, seen, ok)
     if problems:
         note("### %s / %s\n\n- tree: %s\n- causes: %s\n- %s" % (
             corpus, name, describe_tree or root, "; ".join("%s: %s" % (c.verdict, c.message) for c in result.assessment.causes) or "none",
@@ -93,7 +94,8 @@ def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scr
     return problems
 
 
-def _judge_repair(judges: Mapping[str, str], corpus: str, result: drift.ProbeResult, root: str, scratch: str, bound: str) -> List[str]:
+def _judge_repair(judges: Mapping[str, str], rows: Dict[str, list], result: drift.ProbeResult, root: str, scratch: str,
+                  bound: str) -> List[str]:
     copy = os.path.join(scratch, "repaired")
     shutil.copytree(root, copy, symlinks=True)
     fresh = drift.probe(root=copy, drift_bound=bound)
@@ -104,7 +106,8 @@ def _judge_repair(judges: Mapping[str, str], corpus: str, result: drift.ProbeRes
     problems = []
     for judgement in judge_all(judges, copy):
         same = judgement.started and held_state(judgement) == expected
-        matrix.record(corpus, judgement.release, result.assessment.verdict, "after repair: " + outcome(judgement), same)
+        rows[judgement.release][0] += ", after repair: " + outcome(judgement)
+        rows[judgement.release][1] = rows[judgement.release][1] and same
         if not judgement.started:
             problems.append("after repair (%s): %s %s" % (repaired.action, judgement.release, judgement.brief()))
         elif not same:

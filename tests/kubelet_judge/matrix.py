@@ -22,11 +22,16 @@ own code** at one release: kubelet's configuration loader, its Node Allocatable 
 the memory manager's `NewManager` + `Start` (checkpoint restore with kubelet's checksum check, the
 Static policy's state validation), built from `k8s.io/kubernetes` at that release
 (`tests/kubelet_judge/`). "Before" is the file as it was found; "after repair" is the file
-`kubelet_mm_checkpoint` wrote for a `drift_within_bound` verdict.
+`kubelet_mm_checkpoint` wrote for a `drift_within_bound` verdict. "Agrees": nothing-to-do verdicts
+(`in_sync`, `no_checkpoint`, `kubelet_tolerates`) where kubelet starts, refusing verdicts where it
+refuses, and for `drift_within_bound` kubelet starts after the repair holding exactly the state
+written; where releases differ on a file, a refusing verdict other than `drift_within_bound`.
+"Refuses (configuration)": kubelet stopped before reading the checkpoint (flags, configuration,
+reservations); "refuses (checkpoint)": the memory manager's restore or state validation.
 
 Tested releases: %s.
 
-| release | corpus | our verdict | cases | kubelet (before / after repair) | agreement |
+| release | corpus | our verdict | cases | kubelet (as found / after repair) | agreement |
 |---|---|---|---|---|---|
 """
 

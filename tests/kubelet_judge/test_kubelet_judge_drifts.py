@@ -70,7 +70,7 @@ def config_of(case: Dict[str, Any]) -> Dict[str, Any]:
     return config
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(case=reboots())
 def test_generated_reboot_verdict_is_kubelets(judges, case):
     with tempfile.TemporaryDirectory() as scratch:
