@@ -120,7 +120,7 @@ def go_env(cache: str) -> Dict[str, str]:
 
 
 def run_go(go: str, args: Sequence[str], cwd: str, env: Dict[str, str]) -> str:
-    proc = subprocess.run([go] + list(args), cwd=cwd, env=env, capture_output=True, text=True)
+    proc = subprocess.run([go] + list(args), cwd=cwd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise JudgeBuildError("`go %s` failed in %s:\n%s" % (" ".join(args), cwd, proc.stderr[-4000:]))
     return proc.stdout

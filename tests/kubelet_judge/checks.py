@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift as drift
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._repair import repair_node

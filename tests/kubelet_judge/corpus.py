@@ -212,13 +212,16 @@ def _empty_data(text: str) -> str:
     return re.sub(r'"data":"(?:[^"\\]|\\.)*","dataChecksum":\d+', '"data":"","dataChecksum":0', text)
 
 
+def _same(text: str) -> str:
+    return text
+
+
 def layout_cases() -> Dict[str, Case]:
     """Files on which kubelet releases may differ: each layout's checksums, damaged one part at a time."""
-    same = lambda text: text  # noqa: E731
     cases = {}
     for drift_kb, suffix in ((0, ""), (45260, "_with_drift")):
-        cases["layout_legacy%s" % suffix] = Case(_edited("legacy", same, drift_kb))
-        cases["layout_v3%s" % suffix] = Case(_edited("v3", same, drift_kb))
+        cases["layout_legacy%s" % suffix] = Case(_edited("legacy", _same, drift_kb))
+        cases["layout_v3%s" % suffix] = Case(_edited("v3", _same, drift_kb))
         cases["layout_legacy_checksum_zero%s" % suffix] = Case(_edited("legacy", _set_number("checksum", 0), drift_kb))
         cases["layout_legacy_checksum_wrong%s" % suffix] = Case(_edited("legacy", _bump("checksum"), drift_kb))
         cases["layout_v3_data_checksum_wrong%s" % suffix] = Case(_edited("v3", _bump("dataChecksum"), drift_kb))
