@@ -85,6 +85,8 @@ def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scr
             corpus, name, verdict, describe_tree or root, describe(before)))
     if verdict == REPAIRABLE and agreed:
         problems.extend(_judge_repair(judges, rows, result, root, scratch, bound))
+    elif not result.assessment.repairable:
+        problems.extend(_refusal_leaves_file(result, root, scratch, bound))
     for release, (seen, ok) in rows.items():
         matrix.record(corpus, release, verdict, seen, ok)
     if problems:
@@ -92,6 +94,19 @@ def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scr
             corpus, name, describe_tree or root, "; ".join("%s: %s" % (c.verdict, c.message) for c in result.assessment.causes) or "none",
             "\n- ".join(problems)))
     return problems
+
+
+def _refusal_leaves_file(result: drift.ProbeResult, root: str, scratch: str, bound: str) -> List[str]:
+    """``kubelet_mm_checkpoint``'s write path on a copy: any other verdict leaves the file byte-identical."""
+    copy = os.path.join(scratch, "refused")
+    shutil.copytree(root, copy, symlinks=True)
+    fresh = drift.probe(root=copy, drift_bound=bound)
+    before = fresh.raw
+    outcome = repair_node(fresh, backup_dir=os.path.join(scratch, "backups"))
+    after = drift.read_checkpoint(fresh.path)
+    if outcome.changed or after != before:
+        return ["verdict %s: the repair path changed the checkpoint (%s)" % (result.assessment.verdict, outcome.action)]
+    return []
 
 
 def _judge_repair(judges: Mapping[str, str], rows: Dict[str, list], result: drift.ProbeResult, root: str, scratch: str,
