@@ -1,0 +1,344 @@
+// Copyright: (c) 2026, nodeops.numa_drift contributors
+// GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+// The kubelet judge: kubelet's own start-up path up to the memory manager's Start, on a node
+// tree. Test-only (tests/kubelet_judge), never shipped. build.py compiles this file with the
+// shim of one kubelet release against k8s.io/kubernetes at that release.
+//
+// Usage: kubelet-judge --tree=ROOT [kubelet flags...]   (--root-dir, --config, --config-dir,
+// --reserved-memory, --memory-manager-policy, --kube-reserved, --system-reserved,
+// --eviction-hard, ... : every flag of kubelet's own flag set is accepted.)
+//
+// Only glue lives here: each step calls kubelet's code in the order of
+// cmd/kubelet/app.NewKubeletCommand (flags, config file, drop-ins, flag precedence,
+// validation), cmd/kubelet/app.run (reservations), pkg/kubelet/cm.NewContainerManager
+// (capacity, NewManager) and containerManagerImpl.Start (memory manager Start, then
+// validateNodeAllocatable). Unexported kubelet functions are pulled with go:linkname.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	cliflag "k8s.io/component-base/cli/flag"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	_ "k8s.io/kubernetes/cmd/kubelet/app" // linked for the go:linkname pulls below
+	"k8s.io/kubernetes/cmd/kubelet/app/options"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	kubeletconfigvalidation "k8s.io/kubernetes/pkg/kubelet/apis/config/validation"
+	"k8s.io/kubernetes/pkg/kubelet/cadvisor"
+	_ "k8s.io/kubernetes/pkg/kubelet/cm" // linked for hardEvictionReservation
+	"k8s.io/kubernetes/pkg/kubelet/cm/containermap"
+	"k8s.io/kubernetes/pkg/kubelet/cm/memorymanager"
+	"k8s.io/kubernetes/pkg/kubelet/eviction"
+	evictionapi "k8s.io/kubernetes/pkg/kubelet/eviction/api"
+
+	_ "unsafe" // go:linkname
+)
+
+// release is set at build time (-X main.release=v1.37.2).
+var release = "unknown"
+
+// cmd/kubelet/app.loadConfigFile: kubelet's --config loader (configfiles.NewFsLoader + defaults).
+//
+//go:linkname loadConfigFile k8s.io/kubernetes/cmd/kubelet/app.loadConfigFile
+func loadConfigFile(ctx context.Context, name string) (*kubeletconfig.KubeletConfiguration, error)
+
+// cmd/kubelet/app.kubeletConfigFlagPrecedence: flags win over the file and the drop-ins.
+//
+//go:linkname kubeletConfigFlagPrecedence k8s.io/kubernetes/cmd/kubelet/app.kubeletConfigFlagPrecedence
+func kubeletConfigFlagPrecedence(kc *kubeletconfig.KubeletConfiguration, args []string) error
+
+// cmd/kubelet/app.parseResourceList: --kube-reserved / --system-reserved to a ResourceList.
+//
+//go:linkname parseResourceList k8s.io/kubernetes/cmd/kubelet/app.parseResourceList
+func parseResourceList(m map[string]string) (v1.ResourceList, error)
+
+// pkg/kubelet/cm.hardEvictionReservation: what the hard eviction thresholds reserve.
+//
+//go:linkname hardEvictionReservation k8s.io/kubernetes/pkg/kubelet/cm.hardEvictionReservation
+func hardEvictionReservation(thresholds []evictionapi.Threshold, capacity v1.ResourceList) v1.ResourceList
+
+// Verdict is the one JSON line the judge prints.
+type Verdict struct {
+	Release string          `json:"release"`
+	Started bool            `json:"started"`
+	Error   string          `json:"error,omitempty"`
+	Stage   string          `json:"stage"`
+	State   json.RawMessage `json:"state"`
+}
+
+type stageError struct {
+	stage string
+	err   error
+}
+
+func (e *stageError) Error() string { return e.err.Error() }
+
+func at(stage string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &stageError{stage, err}
+}
+
+func main() {
+	klog.SetOutput(io.Discard)
+	klog.LogToStderr(false)
+	state, err := judge(os.Args[1:])
+	out := Verdict{Release: release, Started: err == nil, Stage: "start", State: state}
+	if out.State == nil {
+		out.State = json.RawMessage("null")
+	}
+	if err != nil {
+		var se *stageError
+		if errors.As(err, &se) {
+			out.Stage = se.stage
+		}
+		out.Error = err.Error()
+	}
+	line, merr := json.Marshal(out)
+	if merr != nil {
+		fmt.Fprintln(os.Stderr, merr)
+		os.Exit(2)
+	}
+	fmt.Println(string(line))
+}
+
+// splitArgs takes the judge's own --tree=ROOT out of the command line; the rest is kubelet's.
+func splitArgs(all []string) (string, []string) {
+	tree := ""
+	var rest []string
+	for i := 0; i < len(all); i++ {
+		switch {
+		case strings.HasPrefix(all[i], "--tree="):
+			tree = strings.TrimPrefix(all[i], "--tree=")
+		case all[i] == "--tree" && i+1 < len(all):
+			tree = all[i+1]
+			i++
+		default:
+			rest = append(rest, all[i])
+		}
+	}
+	return tree, rest
+}
+
+func judge(all []string) (json.RawMessage, error) {
+	ctx := context.Background()
+	logger := klog.Background()
+	tree, args := splitArgs(all)
+	if tree == "" {
+		return nil, at("usage", fmt.Errorf("--tree=ROOT is required"))
+	}
+
+	kc, flags, err := loadConfiguration(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	// The cgroup v1 check looks at the host running the judge, not at the tree.
+	kc.FailCgroupV1 = false
+	// cmd/kubelet/app.NewKubeletCommand: "We always validate the local configuration".
+	if err := kubeletconfigvalidation.ValidateKubeletConfiguration(kc, utilfeature.DefaultFeatureGate); err != nil {
+		return nil, at("validate", fmt.Errorf("failed to validate kubelet configuration, error: %w", err))
+	}
+
+	// cmd/kubelet/app.run: the reservations of the NodeConfig.
+	kubeReserved, err := parseResourceList(kc.KubeReserved)
+	if err != nil {
+		return nil, at("reserved", fmt.Errorf("--kube-reserved value failed to parse: %w", err))
+	}
+	systemReserved, err := parseResourceList(kc.SystemReserved)
+	if err != nil {
+		return nil, at("reserved", fmt.Errorf("--system-reserved value failed to parse: %w", err))
+	}
+	var thresholds []evictionapi.Threshold
+	if !flags.ExperimentalNodeAllocatableIgnoreEvictionThreshold {
+		thresholds, err = eviction.ParseThresholdConfig([]string{}, kc.EvictionHard, nil, nil, nil)
+		if err != nil {
+			return nil, at("reserved", err)
+		}
+	}
+
+	info, err := machineInfoFromTree(tree)
+	if err != nil {
+		return nil, at("machine", err)
+	}
+	// pkg/kubelet/cm.NewContainerManager: capacity = cadvisor.CapacityFromMachineInfo.
+	capacity := cadvisor.CapacityFromMachineInfo(info)
+	// The judge reads no CPUs: the memory manager uses memory and hugepages only, and a cpu
+	// entry of 0 cores would make validateNodeAllocatable refuse any cpu reservation.
+	delete(capacity, v1.ResourceCPU)
+	reservation := nodeAllocatableReservation(capacity, systemReserved, kubeReserved, thresholds)
+
+	scratch, err := scratchStateDir(flags.RootDirectory)
+	if err != nil {
+		return nil, at("machine", err)
+	}
+	defer os.RemoveAll(scratch)
+
+	mgr, err := newManager(ctx, logger, kc.MemoryManagerPolicy, info, reservation, kc.ReservedMemory, scratch)
+	if err != nil {
+		return nil, at("new_manager", err)
+	}
+	// pkg/kubelet/cm.containerManagerImpl.Start, with fakes as memory_manager_test.go uses.
+	if err := mgr.Start(ctx, func() []*v1.Pod { return nil }, &sourcesReady{}, podStatusProvider{}, runtimeService{}, containermap.NewContainerMap()); err != nil {
+		return nil, at("start", fmt.Errorf("start memory manager error: %w", err))
+	}
+	state, err := heldState(mgr)
+	if err != nil {
+		return nil, at("start", err)
+	}
+	// containerManagerImpl.Start then refuses a reservation larger than the capacity.
+	if err := validateNodeAllocatable(capacity, reservation); err != nil {
+		return state, at("allocatable", err)
+	}
+	return state, nil
+}
+
+// loadConfiguration follows cmd/kubelet/app.NewKubeletCommand's RunE up to validation.
+func loadConfiguration(ctx context.Context, args []string) (*kubeletconfig.KubeletConfiguration, *options.KubeletFlags, error) {
+	fs := pflag.NewFlagSet("kubelet", pflag.ContinueOnError)
+	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
+	fs.SetOutput(io.Discard)
+	flags := options.NewKubeletFlags()
+	kc, err := options.NewKubeletConfiguration()
+	if err != nil {
+		return nil, nil, at("config", err)
+	}
+	flags.AddFlags(fs)
+	options.AddKubeletConfigFlags(fs, kc)
+	options.AddGlobalFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, at("config", fmt.Errorf("failed to parse kubelet flag: %w", err))
+	}
+	if len(fs.Args()) > 0 {
+		return nil, nil, at("config", fmt.Errorf("unknown command %+s", fs.Args()[0]))
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(kc.FeatureGates); err != nil {
+		return nil, nil, at("config", fmt.Errorf("failed to set feature gates from initial flags-based config: %w", err))
+	}
+	if err := options.ValidateKubeletFlags(flags); err != nil {
+		return nil, nil, at("config", fmt.Errorf("failed to validate kubelet flags: %w", err))
+	}
+	if len(flags.KubeletConfigFile) > 0 {
+		kc, err = loadConfigFile(ctx, flags.KubeletConfigFile)
+		if err != nil {
+			return nil, nil, at("config", fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", flags.KubeletConfigFile, err))
+		}
+	}
+	if len(flags.KubeletDropinConfigDirectory) > 0 {
+		if err := mergeDropins(kc, flags.KubeletDropinConfigDirectory); err != nil {
+			return nil, nil, at("config", fmt.Errorf("failed to merge kubelet configs: %w", err))
+		}
+	}
+	if len(flags.KubeletConfigFile) > 0 || len(flags.KubeletDropinConfigDirectory) > 0 {
+		if err := kubeletConfigFlagPrecedence(kc, args); err != nil {
+			return nil, nil, at("config", fmt.Errorf("failed to precedence kubeletConfigFlag: %w", err))
+		}
+		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(kc.FeatureGates); err != nil {
+			return nil, nil, at("config", fmt.Errorf("failed to set feature gates from initial flags-based config: %w", err))
+		}
+	}
+	return kc, flags, nil
+}
+
+// nodeAllocatableReservation mirrors pkg/kubelet/cm.containerManagerImpl.GetNodeAllocatableReservation
+// (a method of an unexported struct, so it cannot be called): per capacity resource, the sum of
+// system-reserved, kube-reserved and the hard eviction reservation, zero sums left out.
+func nodeAllocatableReservation(capacity, systemReserved, kubeReserved v1.ResourceList, thresholds []evictionapi.Threshold) v1.ResourceList {
+	evictionReservation := hardEvictionReservation(thresholds, capacity)
+	result := make(v1.ResourceList)
+	for k := range capacity {
+		value := resource.NewQuantity(0, resource.DecimalSI)
+		if systemReserved != nil {
+			value.Add(systemReserved[k])
+		}
+		if kubeReserved != nil {
+			value.Add(kubeReserved[k])
+		}
+		if evictionReservation != nil {
+			value.Add(evictionReservation[k])
+		}
+		if !value.IsZero() {
+			result[k] = *value
+		}
+	}
+	return result
+}
+
+// validateNodeAllocatable mirrors pkg/kubelet/cm.containerManagerImpl.validateNodeAllocatable.
+func validateNodeAllocatable(capacity, nar v1.ResourceList) error {
+	var errs []string
+	for k, v := range nar {
+		value := capacity[k].DeepCopy()
+		value.Sub(v)
+		if value.Sign() < 0 {
+			errs = append(errs, fmt.Sprintf("Resource %q has a reservation of %v but capacity of %v. Expected capacity >= reservation.", k, v, capacity[k]))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid Node Allocatable configuration. %s", strings.Join(errs, " "))
+	}
+	return nil
+}
+
+// scratchStateDir copies <root-dir>/memory_manager_state (when it exists) into a new temporary
+// directory: Start writes a checkpoint when there is none, and the tree must stay untouched.
+func scratchStateDir(rootDir string) (string, error) {
+	scratch, err := os.MkdirTemp("", "kubelet-judge-")
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(rootDir, "memory_manager_state")
+	data, err := os.ReadFile(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return scratch, nil
+	}
+	if err != nil {
+		os.RemoveAll(scratch)
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(scratch, "memory_manager_state"), data, 0o600); err != nil {
+		os.RemoveAll(scratch)
+		return "", err
+	}
+	return scratch, nil
+}
+
+// heldState is the state the memory manager holds after Start, in the checkpoint's JSON shape.
+func heldState(mgr memorymanager.Manager) (json.RawMessage, error) {
+	reader := mgr.State()
+	held := map[string]interface{}{
+		"machineState": reader.GetMachineState(),
+		"entries":      reader.GetMemoryAssignments(),
+	}
+	return json.Marshal(held)
+}
+
+// Fakes as pkg/kubelet/cm/memorymanager/memory_manager_test.go uses them.
+type sourcesReady struct{}
+
+func (s *sourcesReady) AddSource(string) {}
+func (s *sourcesReady) AllReady() bool   { return true }
+
+type podStatusProvider struct{}
+
+func (podStatusProvider) GetPodStatus(types.UID) (v1.PodStatus, bool) { return v1.PodStatus{}, false }
+
+type runtimeService struct{}
+
+func (runtimeService) UpdateContainerResources(context.Context, string, *runtimeapi.ContainerResources) error {
+	return nil
+}

@@ -1,0 +1,33 @@
+// Copyright: (c) 2026, nodeops.numa_drift contributors
+// GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+// The kubelet judge's API shim for k8s.io/kubernetes v1.34: NewManager takes a context,
+// mergeKubeletConfigurations returns an error only, NewFakeManager takes no logger.
+package main
+
+import (
+	"context"
+	_ "unsafe" // go:linkname
+
+	cadvisorapi "github.com/google/cadvisor/info/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	"k8s.io/kubernetes/pkg/kubelet/cm/memorymanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
+)
+
+type machineInfo = cadvisorapi.MachineInfo
+type numaNode = cadvisorapi.Node
+type hugePagesInfo = cadvisorapi.HugePagesInfo
+
+//go:linkname mergeKubeletConfigurations k8s.io/kubernetes/cmd/kubelet/app.mergeKubeletConfigurations
+func mergeKubeletConfigurations(kc *kubeletconfig.KubeletConfiguration, dir string) error
+
+func mergeDropins(kc *kubeletconfig.KubeletConfiguration, dir string) error {
+	return mergeKubeletConfigurations(kc, dir)
+}
+
+func newManager(ctx context.Context, _ klog.Logger, policy string, info *machineInfo, reservation v1.ResourceList, reserved []kubeletconfig.MemoryReservation, dir string) (memorymanager.Manager, error) {
+	return memorymanager.NewManager(ctx, policy, info, reservation, reserved, dir, topologymanager.NewFakeManager())
+}
