@@ -7,7 +7,8 @@
 # Stages: unit (pytest tests/unit: the engine and plugins in-process, no system packages; the
 # fast loop, a few minutes), integration (pytest tests/integration: playbooks, the sandbox fleet,
 # Chromium, Prometheus, the execution environment; installs Debian packages first; the rest),
-# sanity (ansible-test sanity, no ignores), lint (ansible-lint, production profile, offline),
+# kubelet (pytest tests/kubelet_judge: kubelet's own start-up code at every supported release judges
+# every verdict and repair; builds the judges with Go, cached per release), sanity (ansible-test sanity, no ignores), lint (ansible-lint, production profile, offline),
 # changelog (antsibull-changelog lint), molecule (every scenario in real multi-NUMA QEMU guests;
 # skipped with a reason where they cannot run). Every selected stage runs; the exit status is
 # non-zero when any of them failed.
@@ -15,7 +16,7 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV="$ROOT/.venv"
-ALL_STAGES=(unit integration sanity lint changelog molecule)
+ALL_STAGES=(unit integration kubelet sanity lint changelog molecule)
 
 usage() {
   local IFS='|'
@@ -64,8 +65,39 @@ stage_integration() {
   # podman), from Debian.
   run bash tests/integration/requirements.sh || return 1
   run_pytest tests/integration
-  # Kubelet's own memory-manager code judging the engine's verdicts (tests/kubelet_judge) joins
-  # here: one more run_pytest line, after the integration tests.
+}
+
+# The kubelet judges (tests/kubelet_judge/build.py): Go from scripts/go-toolchain.sh, binaries cached
+# per release under ~/.cache/nodeops-numa-drift/kubelet-judge. A cold build takes minutes per release,
+# so when the kubelet stage runs after other stages the build starts in the background before them
+# (start_judge_build) and the stage waits for it.
+JUDGE_BUILD_PID=""
+JUDGE_BUILD_LOG="$ROOT/tests/output/kubelet-judge-build.log"
+
+build_judges() {
+  local go
+  go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
+  PATH="$(dirname "$go"):$PATH" python "$ROOT/tests/kubelet_judge/build.py"
+}
+
+start_judge_build() {
+  mkdir -p "$(dirname "$JUDGE_BUILD_LOG")"
+  echo "kubelet judges: building in the background while the other stages run (log: $JUDGE_BUILD_LOG)"
+  build_judges >"$JUDGE_BUILD_LOG" 2>&1 &
+  JUDGE_BUILD_PID=$!
+}
+
+stage_kubelet() {
+  local go
+  if [ -n "$JUDGE_BUILD_PID" ]; then
+    echo "kubelet judges: waiting for the background build"
+    wait "$JUDGE_BUILD_PID"
+    JUDGE_BUILD_PID=""
+    cat "$JUDGE_BUILD_LOG"
+  fi
+  go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
+  # Builds what the background build did not (nothing when it succeeded); a build failure fails the tests.
+  PATH="$(dirname "$go"):$PATH" run_pytest tests/kubelet_judge
 }
 
 # The files of the checkout: tracked plus untracked-but-not-ignored, NUL-separated.
@@ -141,6 +173,7 @@ run_stage() {
   case "$1" in
     unit) stage_unit ;;
     integration) stage_integration ;;
+    kubelet) stage_kubelet ;;
     sanity) stage_sanity ;;
     lint) stage_lint ;;
     changelog) stage_changelog ;;
@@ -150,6 +183,9 @@ run_stage() {
 
 declare -A result=() took=()
 failed=0
+case " ${stages[*]} " in
+  *" kubelet "*) [ "${stages[0]}" = kubelet ] || start_judge_build ;;
+esac
 for stage in "${stages[@]}"; do
   printf '\n==== [%s] start %s\n' "$stage" "$(date -u +%H:%M:%SZ)"
   start=$(date +%s)

@@ -24,7 +24,7 @@ def _function(name):
 def test_the_stages_in_order():
     done = subprocess.run(["bash", TEST_SH, "no-such-stage"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
-    assert "[unit|integration|sanity|lint|changelog|molecule]" in done.stderr, done.stderr
+    assert "[unit|integration|kubelet|sanity|lint|changelog|molecule]" in done.stderr, done.stderr
 
 
 def test_unit_runs_tests_unit_only_and_installs_nothing():
@@ -33,3 +33,9 @@ def test_unit_runs_tests_unit_only_and_installs_nothing():
     assert "requirements.sh" not in unit and "apt" not in unit
     integration = _function("stage_integration")
     assert "tests/integration/requirements.sh" in integration and "run_pytest tests/integration" in integration
+
+
+def test_kubelet_runs_the_judges_with_a_go_from_go_toolchain():
+    kubelet = _function("stage_kubelet")
+    assert "scripts/go-toolchain.sh" in kubelet and "run_pytest tests/kubelet_judge" in kubelet
+    assert "scripts/go-toolchain.sh" in _function("build_judges") and "build.py" in _function("build_judges")
