@@ -62,6 +62,8 @@ POLICY_NONE = "None"
 POLICY_STATIC = "Static"
 POLICY_BEST_EFFORT = "BestEffort"
 KNOWN_POLICIES = (POLICY_NONE, POLICY_STATIC, POLICY_BEST_EFFORT)
+# The resources --system-reserved / --kube-reserved accept (cmd/kubelet/app/server.go parseResourceList).
+RESERVABLE_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pid")
 
 DEFAULT_ROOT_DIR = "/var/lib/kubelet"
 STATE_FILE_NAME = "memory_manager_state"
@@ -457,6 +459,10 @@ def memory_resources(value: object, where: str) -> Tuple[Optional[Dict[str, Byte
     result = {}
     problems = []
     for name, item in value.items():
+        if name not in RESERVABLE_RESOURCES:
+            # cmd/kubelet/app/server.go parseResourceList: kubelet exits at start.
+            problems.append("%s value failed to parse: cannot reserve %s resource (only %s can be reserved)" % (
+                where, go_quote(str(name)), ", ".join(RESERVABLE_RESOURCES)))
         if not isinstance(name, str) or not is_memory_resource(name):
             continue
         if not isinstance(item, str):

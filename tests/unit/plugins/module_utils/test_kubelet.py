@@ -309,7 +309,11 @@ def test_defaults_when_nothing_is_configured(tmp_path):
 
 def test_yaml_config(tmp_path):
     settings = settings_for(tmp_path, YAML_CONFIG)
-    assert settings.problems == ()
+    # cmd/kubelet/app/server.go parseResourceList: cpu, memory, ephemeral-storage and pid only.
+    assert settings.problems == (
+        'kubelet config: systemReserved value failed to parse: cannot reserve "hugepages-1Gi" resource '
+        "(only cpu, memory, ephemeral-storage, pid can be reserved)",
+    )
     assert settings.policy == "Static" and settings.field_sources["policy"] == "/var/lib/kubelet/config.yaml"
     assert settings.distribution == "kubeadm" and settings.config_problems == ()
     assert settings.reserved_memory == {0: {"memory": GiB, "hugepages-1Gi": 2 * GiB}, 1: {"memory": 1536 * MiB}}
