@@ -5,9 +5,10 @@
 
 Kubelet's ``NewKubeletCommand`` (cmd/kubelet/app/server.go; kubelet-layouts.md section 1):
 
-1. built-in defaults (policy ``None``, ``evictionHard`` with ``memory.available: 100Mi``);
+1. built-in defaults (policy ``None``, no ``evictionHard``);
 2. ``--config``: the file *replaces* the defaults, then v1beta1 defaulting fills what it
-   leaves unset (an unset ``evictionHard`` becomes the default map, ``""`` policy ``None``);
+   leaves unset (``""`` policy ``None``), and ``loadConfigFile`` turns an unset ``evictionHard``
+   into kubelet's default map (``memory.available: 100Mi``): only when a file is loaded;
 3. ``--config-dir``: ``filepath.WalkDir`` in lexical order, recursing into sub-directories,
    every regular file whose ``filepath.Ext`` is exactly ``.conf``, each applied as a JSON merge
    patch: scalars and lists are replaced whole, maps merge key by key, ``null`` changes nothing;
@@ -105,7 +106,8 @@ def kubelet_defaults() -> ConfigLayers:
     """Layer 1: ``options.NewKubeletConfiguration()`` for the fields we use."""
     layers = ConfigLayers()
     layers.set_whole("memoryManagerPolicy", POLICY_NONE, DEFAULT)
-    layers.set_whole("evictionHard", dict(DEFAULT_EVICTION_HARD), DEFAULT)
+    # No evictionHard: kubelet puts its default thresholds in only when --config names a file
+    # (cmd/kubelet/app/server.go loadConfigFile); with drop-ins or flags alone there is none.
     layers.set_whole("featureGates", {}, DEFAULT)
     return layers
 

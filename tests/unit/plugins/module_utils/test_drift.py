@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import re
 import struct
 
 import pytest
@@ -492,3 +493,59 @@ def test_a_cross_numa_group_is_compared_as_sums_as_kubelet_does(tmp_path):
     fields.machine_state[1].memory_map["memory"].free -= 1
     wrong = probe(tmp_path / "b", before, pods=pods, checkpoint_bytes=checkpoint.marshal_for_layout(fields, "legacy"))
     assert wrong.assessment.verdict == "assignments_do_not_fit"
+
+
+# --- which kubelet releases start with a file (checkpoint.go / state_checkpoint.go at 1.34-1.37) -------------
+
+_V3_PART = re.compile(rb'"data":"(?:[^"\\]|\\.)*","dataChecksum":[0-9]+')
+
+
+def _with_checksum(raw, value):
+    """The legacy (inline) ``checksum`` replaced by ``value``."""
+    return re.sub(rb'"checksum":[0-9]+', b'"checksum":%d' % value, raw, count=1)
+
+
+def test_v3_file_with_an_empty_data_part_is_read_through_its_legacy_part_by_every_release(tmp_path):
+    # 1.37 loadAndMigrateCheckpointV3: data "" and dataChecksum 0 fall back to V2/V1; older releases read the inline part.
+    before = two_node_boot()
+    pods = guaranteed_pods(2, (0,), GIB)
+    raw = _V3_PART.sub(b'"data":"","dataChecksum":0', recorded_checkpoint(before, uniform_reserved([0, 1]), pods, "v3"))
+    result = probe(tmp_path / "a", before, pods=pods, checkpoint_bytes=raw)
+    assert result.assessment.verdict == "in_sync", result.assessment.causes
+    assert result.assessment.report.releases_refusing == ()
+    after = before.moved(node0=-45260, node1=45260)
+    moved = probe(tmp_path / "b", before, after, pods=pods, checkpoint_bytes=raw)
+    assert moved.assessment.verdict == "drift_within_bound", moved.assessment.causes
+    assert moved.assessment.plan.layout == "legacy"
+    assert_plan_is_what_kubelet_writes(moved, after, pods)
+
+
+@pytest.mark.parametrize(
+    "damage, accepting, refusing",
+    [
+        # 1.34/1.35 verify the legacy checksum only; 1.36 and 1.37 accept 0 "for compatibility with old file backend".
+        ("zero-legacy-checksum", "1.36, 1.36 with PodLevelResourceManagers, 1.37", "1.34, 1.35"),
+        # 1.34-1.36 read the inline legacy part; 1.37 does not fall back from a damaged data part.
+        ("damaged-data", "1.34, 1.35, 1.36, 1.36 with PodLevelResourceManagers", "1.37"),
+        # Only 1.36 with the gate off tries the V1-name checksum.
+        ("v1-name-checksum", "1.36", "1.34, 1.35, 1.36 with PodLevelResourceManagers, 1.37"),
+    ],
+)
+def test_a_file_the_releases_disagree_about_is_never_rewritten_and_the_releases_are_named(tmp_path, damage, accepting, refusing):
+    before = two_node_boot()
+    after = before.moved(node0=-45260, node1=45260)  # a drift that would be repaired in a file every release reads
+    pods = guaranteed_pods(2, (0,), GIB)
+    if damage == "damaged-data":
+        raw = recorded_checkpoint(before, uniform_reserved([0, 1]), pods, "v3").replace(b'"dataChecksum":', b'"dataChecksum":1', 1)
+    else:
+        raw = recorded_checkpoint(before, uniform_reserved([0, 1]), pods)
+        fields = checkpoint.inspect_checkpoint(raw).content
+        raw = _with_checksum(raw, 0 if damage == "zero-legacy-checksum" else checkpoint.v1_name_checksum(fields))
+    result = probe(tmp_path, before, after, pods=pods, checkpoint_bytes=raw)
+    assert result.assessment.verdict == "unsupported_layout"
+    assert result.assessment.plan is None
+    message = result.assessment.causes_for("unsupported_layout")[0]
+    assert "kubelet releases disagree about this file: %s accept it, %s refuse it" % (accepting, refusing) in message
+    assert ", ".join(result.assessment.report.releases_accepting) == accepting
+    facts = assessment_facts(result)
+    assert ", ".join(facts["checkpoint"]["releases_refusing"]) == refusing

@@ -297,7 +297,7 @@ def test_defaults_when_nothing_is_configured(tmp_path):
     assert settings.field_sources["policy"] == "default"
     assert settings.reserved_memory == {} and settings.reserved_memory_entries == ()
     assert settings.system_reserved == {} and settings.kube_reserved == {}
-    assert settings.eviction_hard_memory == "100Mi"
+    assert settings.eviction_hard_memory is None  # kubelet sets its default thresholds only with a --config file
     assert settings.root_dir == "/var/lib/kubelet"
     assert settings.config_path == "/var/lib/kubelet/config.yaml"
     assert settings.state_file == "/var/lib/kubelet/memory_manager_state"
