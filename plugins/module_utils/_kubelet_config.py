@@ -41,6 +41,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
     KubeletSettings,
     MemoryReservation,
     effective_reserved_memory,
+    go_quote,
     eviction_memory,
     memory_resources,
     parse_kubelet_config,
@@ -195,6 +196,9 @@ def _load_document(root: str, node_path: str, require_kind: bool) -> Tuple[Optio
     text, problem, _exists = read_node_text(root, node_path)
     if text is None:
         return None, problem
+    if text == "":
+        # configfiles.go Load / LoadIntoJSON: "no configuration is an error" (--config and drop-ins alike).
+        return None, "kubelet config file %s was empty" % go_quote(node_path)
     document, problems = parse_kubelet_config(text, require_kind=require_kind)
     if problems:
         return None, "%s: %s" % (node_path, "; ".join(problems))

@@ -371,8 +371,14 @@ def test_bad_config_documents_are_problems(tmp_path, text, fragment):
     assert settings.problems == () and settings.policy == "None"
 
 
-def test_empty_config_file_means_defaults(tmp_path):
+def test_empty_config_file_is_refused_as_kubelet_refuses_it(tmp_path):
+    # kubeletconfig/configfiles Load: "no configuration is an error" - kubelet does not start on defaults.
     settings = settings_for(tmp_path, "")
+    assert settings.config_problems and 'kubelet config file "/var/lib/kubelet/config.yaml" was empty' in settings.config_problems[0]
+
+
+def test_a_config_file_without_eviction_hard_gets_kubelets_default_threshold(tmp_path):
+    settings = settings_for(tmp_path, "memoryManagerPolicy: None\n")
     assert settings.problems == () and settings.policy == "None" and settings.eviction_hard_memory == "100Mi"
 
 
