@@ -85,6 +85,7 @@ _VALUE_FLAGS = (
     "kube-reserved",
     "eviction-hard",
     "feature-gates",
+    "v",
 )
 
 
@@ -406,6 +407,11 @@ def _apply_flag(values: Dict[str, Any], name: str, value: str) -> None:
         values[name] = {**values.get(name, {}), **parse_eviction_hard_flag(value)}
     elif name == "feature-gates":
         values[name] = {**values.get(name, {}), **parse_feature_gates_flag(value)}
+    elif name == "v":
+        # klog's Level.Set: strconv.ParseUint(value, 10, 32); kubelet exits on a bad value (e.g. an unset
+        # variable in "--v=${KUBELET_LOG_LEVEL}").
+        if not re.match(r"^[0-9]+$", value) or int(value) >= 2 ** 32:
+            raise ValueError("strconv.ParseUint: parsing %s: invalid syntax" % go_quote(value))
     else:
         values[name] = value
 

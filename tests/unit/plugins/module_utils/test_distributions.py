@@ -129,6 +129,7 @@ LAYOUTS = {
     "openshift": (
         {
             "/etc/systemd/system/kubelet.service": "[Service]\nEnvironmentFile=/etc/node-sizing.env\n"
+            'Environment="KUBELET_LOG_LEVEL=2"\n'
             "EnvironmentFile=-/etc/kubernetes/kubelet-env\n"
             "ExecStart=/usr/local/bin/kubenswrapper /usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf \\\n"
             "      --system-reserved=cpu=${SYSTEM_RESERVED_CPU},memory=${SYSTEM_RESERVED_MEMORY} --v=${KUBELET_LOG_LEVEL}\n",

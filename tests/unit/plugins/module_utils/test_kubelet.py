@@ -818,3 +818,13 @@ def test_settings_can_be_built_directly():
         config_path=None,
     )
     assert node_allocatable_errors(settings, [0], 8 * GiB) == []
+
+
+@pytest.mark.parametrize("value, accepted", [("2", True), ("0", True), ("", False), ("two", False), ("-1", False), ("4294967296", False)])
+def test_log_level_flag_kubelet_cannot_parse_is_a_problem(value, accepted):
+    # klog Level.Set: strconv.ParseUint(value, 10, 32); "--v=${UNSET}" makes kubelet exit before anything else.
+    flags = parse_kubelet_flags(["--v=" + value])
+    if accepted:
+        assert flags.problems == ()
+    else:
+        assert flags.problems == ('invalid argument "%s" for "--v" flag: strconv.ParseUint: parsing "%s": invalid syntax' % (value, value),)
