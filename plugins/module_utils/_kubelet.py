@@ -337,9 +337,28 @@ def _flag_name(arg: str) -> Tuple[str, str, str]:
     return name.replace("_", "-"), equals, value
 
 
+# Flags some supported kubelet releases no longer know: name -> the first release without it. pflag fails
+# at once ("unknown flag"), so the releases disagree about such a command line.
+REMOVED_FLAGS = {"pod-infra-container-image": "1.35"}
+SUPPORTED_RELEASES = ("1.34", "1.35", "1.36", "1.37")
+
+
+def _removed_flag_problem(name: str) -> Optional[str]:
+    removed_in = REMOVED_FLAGS.get(name)
+    if removed_in is None:
+        return None
+    refusing = [release for release in SUPPORTED_RELEASES if tuple(map(int, release.split("."))) >= tuple(map(int, removed_in.split(".")))]
+    accepting = [release for release in SUPPORTED_RELEASES if release not in refusing]
+    return "unknown flag: --%s (kubelet releases disagree: %s accept it, %s refuse to start with it)" % (
+        name, ", ".join(accepting), ", ".join(refusing))
+
+
 def _flag_name_and_value(args: Sequence[str], index: int) -> Tuple[Optional[str], Optional[str], int, Optional[str]]:
     """``(name, value, next index, problem)`` for the flag at ``args[index]`` (pflag long-flag rules)."""
     name, equals, value = _flag_name(args[index])
+    removed = _removed_flag_problem(name)
+    if removed:
+        return None, None, index + (1 if equals or index + 1 >= len(args) else 2), removed
     if name not in _VALUE_FLAGS:
         return None, None, index + 1, None
     if equals:

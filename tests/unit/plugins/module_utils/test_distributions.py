@@ -113,7 +113,7 @@ LAYOUTS = {
             "    --container-runtime-endpoint unix:///run/containerd/containerd.sock $KUBELET_ARGS $KUBELET_EXTRA_ARGS\nRestart=always\n",
             # bootstrap.sh writes both drop-ins; --kubelet-extra-args lands in KUBELET_EXTRA_ARGS.
             "/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf": "[Service]\n"
-            "Environment='KUBELET_ARGS=--node-ip=10.0.0.5 --pod-infra-container-image=602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.5 "
+            "Environment='KUBELET_ARGS=--node-ip=10.0.0.5 "
             "--v=2 --hostname-override=ip-10-0-0-5.ec2.internal --cloud-provider=external'\n",
             "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf": "[Service]\n"
             "Environment='KUBELET_EXTRA_ARGS=--memory-manager-policy=Static --reserved-memory 0:memory=1Gi;1:memory=1Gi "

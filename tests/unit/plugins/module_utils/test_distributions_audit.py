@@ -378,7 +378,7 @@ def test_eks_al2_bootstrap_drop_ins_with_single_quoted_environment(tmp_path):
         "    --container-runtime-endpoint unix:///run/containerd/containerd.sock \\\n"
         "    $KUBELET_ARGS \\\n    $KUBELET_EXTRA_ARGS\n",
         "/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf": "[Service]\n"
-        "Environment='KUBELET_ARGS=--node-ip=10.0.0.5 --pod-infra-container-image=602401143452.dkr.ecr.us-east-1.amazonaws.com/eks/pause:3.5 --v=2'\n",
+        "Environment='KUBELET_ARGS=--node-ip=10.0.0.5 --v=2'\n",
         "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf": "[Service]\n"
         "Environment='KUBELET_EXTRA_ARGS=" + RESERVED_FLAGS + "'\n",
         "/etc/kubernetes/kubelet/kubelet-config.json": json.dumps(

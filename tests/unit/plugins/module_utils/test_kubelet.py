@@ -828,3 +828,14 @@ def test_log_level_flag_kubelet_cannot_parse_is_a_problem(value, accepted):
         assert flags.problems == ()
     else:
         assert flags.problems == ('invalid argument "%s" for "--v" flag: strconv.ParseUint: parsing "%s": invalid syntax' % (value, value),)
+
+
+@pytest.mark.parametrize("args", [["--pod-infra-container-image=pause:3.5"], ["--pod-infra-container-image", "pause:3.5", "--v=2"]])
+def test_a_flag_kubelet_1_35_no_longer_knows_is_a_problem_naming_the_releases(args):
+    # pflag "unknown flag" from 1.35 on (v1.34.4 still defines it): the supported releases disagree.
+    flags = parse_kubelet_flags(args + ["--memory-manager-policy=Static"])
+    assert flags.problems == (
+        "unknown flag: --pod-infra-container-image (kubelet releases disagree: 1.34 accept it, 1.35, 1.36, 1.37 "
+        "refuse to start with it)",
+    )
+    assert flags.policy == "Static"
