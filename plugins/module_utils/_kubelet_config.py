@@ -123,6 +123,14 @@ def defaulted_config_file(document: Mapping[str, Any], path: str) -> ConfigLayer
         layers.set_whole("memoryManagerPolicy", POLICY_NONE, DEFAULT)  # SetDefaults: "" -> None
     if "evictionHard" not in layers.document:
         layers.set_whole("evictionHard", dict(DEFAULT_EVICTION_HARD), DEFAULT)
+    elif document.get("mergeDefaultEvictionSettings") is True and isinstance(layers.document["evictionHard"], Mapping):
+        # loadConfigFile: the file's own flag adds the default thresholds it does not set (drop-ins never do).
+        merged = dict(layers.document["evictionHard"])
+        for signal, threshold in DEFAULT_EVICTION_HARD.items():
+            if signal not in merged:
+                merged[signal] = threshold
+                layers.sources["evictionHard.%s" % signal] = DEFAULT
+        layers.document["evictionHard"] = merged
     return layers
 
 
@@ -243,9 +251,6 @@ def _apply_layers(builder: _Builder, layers: ConfigLayers) -> None:
         builder.field_sources[attribute] = layers.source_of(key, _memory_keys(document.get(key)))
     threshold, eviction_problems = eviction_memory(document.get("evictionHard", {}), "evictionHard")
     problems.extend("kubelet config: %s" % item for item in eviction_problems)
-    # A set evictionHard replaces kubelet's defaults, unless mergeDefaultEvictionSettings.
-    if threshold is None and document.get("mergeDefaultEvictionSettings") is True:
-        threshold = DEFAULT_EVICTION_HARD_MEMORY
     builder.eviction_hard_memory = threshold
     builder.field_sources["eviction_hard"] = layers.source_of("evictionHard", [MEMORY_AVAILABLE])
 

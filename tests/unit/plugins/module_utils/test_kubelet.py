@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -839,3 +840,15 @@ def test_a_flag_kubelet_1_35_no_longer_knows_is_a_problem_naming_the_releases(ar
         "refuse to start with it)",
     )
     assert flags.policy == "Static"
+
+
+def test_merge_default_eviction_settings_in_a_drop_in_adds_nothing(tmp_path):
+    # loadConfigFile merges kubelet's default thresholds only for the --config file's own flag; drop-ins are
+    # merged after it and never bring the defaults back.
+    dropin = json.dumps({"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+                         "mergeDefaultEvictionSettings": True, "evictionHard": {"nodefs.available": "5%"}})
+    root = build_node_tree(tmp_path, kubelet_config={"evictionHard": {"imagefs.available": "5%"}},
+                           extra_files={"/etc/kubernetes/kubelet.conf.d/50-eviction.conf": dropin})
+    settings = load_kubelet_settings(root, config_dir="/etc/kubernetes/kubelet.conf.d")
+    assert settings.dropins == ("/etc/kubernetes/kubelet.conf.d/50-eviction.conf",)
+    assert settings.eviction_hard_memory is None
