@@ -266,11 +266,18 @@ def test_policy_none_with_none_checkpoint_is_in_sync(tmp_path):
     assert result.assessment.verdict == "in_sync"
 
 
-def test_missing_kubelet_config_defaults_to_policy_none(tmp_path):
+def test_kubelet_config_without_a_policy_defaults_to_policy_none(tmp_path):
     before = two_node_boot()
-    result = probe(tmp_path, before, config="")
+    result = probe(tmp_path, before, config="kind: KubeletConfiguration\n")
     assert result.assessment.verdict == "policy_mismatch"
     assert result.settings.policy == "None"
+
+
+def test_empty_kubelet_config_is_refused_as_kubelet_refuses_it(tmp_path):
+    # kubeletconfig/configfiles Load: a zero-byte file is an error, kubelet does not start on its defaults.
+    result = probe(tmp_path, two_node_boot(), config="")
+    assert result.assessment.verdict == "kubelet_config_unknown"
+    assert 'kubelet config file "/var/lib/kubelet/config.yaml" was empty' in result.assessment.causes[0].message
 
 
 @pytest.mark.parametrize("content", [b"{", b"", b"garbage", b"\x00" * 64, b'{"policyName":"Static","checksum":1}'])
