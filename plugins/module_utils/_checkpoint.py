@@ -39,6 +39,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import 
 __all__ = [
     "CHECKPOINT_FILE_NAME",
     "ERAS",
+    "ERA_RELEASES",
     "MAX_CHECKPOINT_BYTES",
     "MemoryTable",
     "NodeState",
@@ -69,6 +70,14 @@ ERA_136_GATE_OFF = "1.36-gate-off"
 ERA_136_GATE_ON = "1.36-gate-on"
 ERA_137 = "1.37"
 ERAS = (ERA_LEGACY, ERA_136_GATE_OFF, ERA_136_GATE_ON, ERA_137)
+
+# The kubelet releases each era's reader stands for (the supported releases: 1.34 to 1.37).
+ERA_RELEASES = {
+    ERA_LEGACY: ("1.34", "1.35"),
+    ERA_136_GATE_OFF: ("1.36",),
+    ERA_136_GATE_ON: ("1.36 with PodLevelResourceManagers",),
+    ERA_137: ("1.37",),
+}
 
 # JSON field names of each era's struct, in declaration order (memorymanager/state/checkpoint.go).
 LEGACY_KEYS = ("policyName", "machineState", "entries", "checksum")
@@ -502,6 +511,21 @@ class CheckpointReport(Record, frozen=True):
     def verified(self) -> bool:
         return bool(self.accepted_by)
 
+    @property
+    def releases_accepting(self) -> Tuple[str, ...]:
+        return tuple(release for era in self.accepted_by for release in ERA_RELEASES[era])
+
+    @property
+    def releases_refusing(self) -> Tuple[str, ...]:
+        return tuple(release for era in ERAS if not self.eras[era].accepted for release in ERA_RELEASES[era])
+
+    def releases_disagree(self) -> str:
+        """``""``, or which kubelet releases start with this file and which refuse it."""
+        if not self.releases_accepting or not self.releases_refusing:
+            return ""
+        return "kubelet releases disagree about this file: %s accept it, %s refuse it" % (
+            ", ".join(self.releases_accepting), ", ".join(self.releases_refusing))
+
     def write_layout(self) -> Tuple[Optional[str], str]:
         """docs/safety.md: the layout a repair writes (legacy or v3), or None and why it must refuse."""
         return _write_layout(self)
@@ -518,8 +542,13 @@ def _shape(tree: Any) -> str:
     return "v2" if "podentries" in keys else "legacy"
 
 
+def _empty_v3_part(inline: CheckpointFields) -> bool:
+    """``"data":""`` and ``"dataChecksum":0``: 1.37 falls back to the V2/V1 part (``loadAndMigrateCheckpointV3``)."""
+    return inline.data == "" and inline.data_checksum == 0
+
+
 def _layout(shape: str, tree: Any, eras: Dict[str, EraResult], inline: CheckpointFields) -> str:
-    if shape == "v3":
+    if shape == "v3" and not _empty_v3_part(inline):
         return "v3" if eras[ERA_137].via == "v3" else "v3-broken"
     if inline.checksum == 0:
         return "zero"
@@ -531,7 +560,7 @@ def _layout(shape: str, tree: Any, eras: Dict[str, EraResult], inline: Checkpoin
 
 def _format_label(shape: str, layout: str, inline: CheckpointFields) -> str:
     if shape == "v3":
-        return layout
+        return layout if layout in ("v3", "v3-broken") else "v3-empty-data"
     zero = "-zero-checksum" if inline.checksum == 0 else ""
     return ("v2" if shape == "v2" else "v1-legacy" if not zero else "v1") + zero
 
@@ -661,6 +690,17 @@ def _inline_matches_data(report: CheckpointReport) -> bool:
 
 
 def _write_layout(report: CheckpointReport) -> Tuple[Optional[str], str]:
+    """A file the supported releases disagree about is never rewritten (whichever reading a repair
+    kept, some release would start with a state other than the one it starts with today)."""
+    layout, reason = _layout_to_write(report)
+    disagreement = report.releases_disagree()
+    if disagreement:
+        detail = reason if layout is None else "a %s file" % report.layout
+        return None, "%s; %s, so it is left as it is" % (detail, disagreement)
+    return layout, reason
+
+
+def _layout_to_write(report: CheckpointReport) -> Tuple[Optional[str], str]:
     if report.layout in ("not-json", "too-large", "unverified") or not report.verified:
         return None, "no kubelet era accepts the file: %s" % (report.syntax_error or CORRUPTED)
     if report.layout == "zero":

@@ -13,11 +13,14 @@ patch of the deltas. :func:`probe` is the one function here that reads files.
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import KubeletSettings
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_checks import node_allocatable_errors
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_checks import (
+    CONFIG_FIELD_NAMES,
+    configuration_rejections,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import node_join, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._reading import read_regular_file
@@ -28,7 +31,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state 
     compare_states,
     expected_machine_state,
     group_problems,
-    wrapped_tables,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import (
     NodeFacts,
@@ -55,6 +57,7 @@ __all__ = [
 
 VERDICTS = (
     "kubelet_config_unknown",
+    "kubelet_config_rejected",
     "no_checkpoint",
     "corrupt",
     "unsupported_layout",
@@ -93,6 +96,9 @@ def remediate_advice(hosts: str = "NODE") -> str:
 _ADVICE = {
     "kubelet_config_unknown": "nothing was touched: fix or name kubelet's configuration (options kubelet_config, "
     "kubelet_config_dir, kubelet_flags, kubelet_root_dir, or policy and reserved_memory), then probe again",
+    "kubelet_config_rejected": "nothing was touched, and deleting the checkpoint would not help: kubelet refuses "
+    "this configuration whatever the checkpoint holds; fix the value named in the causes in kubelet's configuration, "
+    "restart kubelet, then probe again",
     "kubelet_tolerates": "nothing to do: kubelet tolerates this drift itself (KEP-6232 memory-drift-tolerance)",
     "no_checkpoint": "nothing to do: kubelet writes a fresh checkpoint at start",
     "in_sync": "nothing to do: kubelet starts with this checkpoint",
@@ -211,8 +217,6 @@ def _layout_causes(report: checkpoint.CheckpointReport) -> List[Cause]:
 def _policy_causes(content: checkpoint.CheckpointFields, settings: KubeletSettings) -> List[Cause]:
     if content.policy_name == settings.policy:
         return []
-    if settings.field_sources.get("policy") == "default" and settings.problems:
-        return []  # the configuration could not be read: its problems are the cause, not a policy change
     return [
         Cause(
             "policy_mismatch",
@@ -235,16 +239,6 @@ def _node_reading_causes(node: NodeFacts) -> List[Cause]:
             ]
         elif any(pool.total_bytes is None for pool in numa.hugepages):
             causes += [Cause("hugepages_changed", "node %d: %s" % (numa.id, p)) for p in numa.problems]
-    return causes
-
-
-def _configuration_causes(node: NodeFacts, settings: KubeletSettings, machine: Mapping[int, NodeMemory]) -> List[Cause]:
-    capacity = node.machine_mem_total_bytes or sum(m.mem_total_bytes for m in machine.values())
-    causes = [
-        Cause("reserved_changed", "kubelet configuration: " + error)
-        for error in node_allocatable_errors(settings, node.node_ids(), capacity, node.hugepage_resource_names())
-    ]
-    causes += [Cause("reserved_changed", "reserved memory exceeds capacity: " + p) for p in wrapped_tables(machine, settings.reserved_memory)]
     return causes
 
 
@@ -285,7 +279,7 @@ def _state_causes(
     content: checkpoint.CheckpointFields, node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
 ) -> Tuple[List[Cause], checkpoint.NodeMap, Tuple[NodeDrift, ...]]:
     machine = _machine(node)
-    causes = _node_reading_causes(node) + _configuration_causes(node, settings, machine)
+    causes = _node_reading_causes(node)
     expected, issues = expected_machine_state(machine, settings.reserved_memory, content.entries)
     stored = content.machine_state or {}
     nodes = _node_drifts(stored, expected, node)
@@ -293,7 +287,8 @@ def _state_causes(
         return causes + [Cause("in_sync", "the machine state is empty: kubelet re-initialises it (validateState)")], expected, nodes
     if not stored:
         return causes + [Cause("assignments_do_not_fit", "[memorymanager] machine state can not be empty when it has memory assignments")], expected, nodes
-    differences = compare_states(stored, expected, strict=True)
+    # Every supported kubelet (1.34-1.37) compares free and reserved as sums over the stored node's group.
+    differences = compare_states(stored, expected)
     memory_drifted = any(d.resource == MEMORY and d.kind in ("total", "allocatable") for d in differences)
     causes += [cause for cause in (_difference_cause(d, memory_drifted) for d in differences) if cause]
     causes += [Cause("assignments_do_not_fit", issue.message) for issue in issues]
@@ -319,12 +314,30 @@ def _config_unknown(settings: KubeletSettings, bound: Optional[int], source: str
     return Assessment("kubelet_config_unknown", causes, bound, source, (), None, None)
 
 
+def _sources(settings: KubeletSettings, fields: Tuple[str, ...]) -> str:
+    """``reservedMemory from /var/lib/kubelet/config.yaml; ...``: where each value to fix was set."""
+    return "; ".join(
+        "%s from %s" % (CONFIG_FIELD_NAMES[field], settings.field_sources.get(field, "default")) for field in fields
+    )
+
+
+def _config_rejections(node: NodeFacts, settings: KubeletSettings) -> List[Cause]:
+    """Kubelet refuses its configuration at start before it reads the checkpoint (config parsing and
+    ``ValidateKubeletConfiguration``, then the memory manager's ``NewManager``): no verdict about the file."""
+    read_from = ", ".join(settings.sources) or settings.config_path or "kubelet's defaults"
+    messages = ["%s (kubelet configuration read from %s)" % (problem, read_from) for problem in settings.problems]
+    if node.numa_nodes:
+        capacity = node.machine_mem_total_bytes or sum(m.mem_total_bytes for m in _machine(node).values())
+        rejections = configuration_rejections(settings, node.node_ids(), capacity, node.hugepage_resource_names())
+        messages += ["%s (%s)" % (error, _sources(settings, fields)) for error, fields in rejections]
+    return [Cause("kubelet_config_rejected", message) for message in messages]
+
+
 def _judge(
     report: checkpoint.CheckpointReport, node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
 ) -> Tuple[List[Cause], Tuple[NodeDrift, ...], checkpoint.NodeMap]:
     content = report.content
     causes = _layout_causes(report) + _policy_causes(content, settings)
-    causes += [Cause("reserved_changed", "reading the kubelet configuration: " + p) for p in settings.problems]
     nodes: Tuple[NodeDrift, ...] = ()
     expected: checkpoint.NodeMap = {}
     if settings.policy in VALIDATED_POLICIES and content.policy_name == settings.policy:
@@ -355,6 +368,18 @@ def assess(
     unknown = _config_unknown(settings, bound, source)
     if unknown:
         return unknown
+    rejections = _config_rejections(node, settings)
+    if rejections:
+        # Kubelet stops before it reads the checkpoint; what the file would meet is listed after.
+        found = _assess_checkpoint(raw, node, settings, bound, source)
+        causes = tuple(rejections) + found.causes
+        return Assessment("kubelet_config_rejected", causes, bound, source, found.nodes, found.report, None)
+    return _assess_checkpoint(raw, node, settings, bound, source)
+
+
+def _assess_checkpoint(
+    raw: Optional[bytes], node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
+) -> Assessment:
     if raw is None:
         return Assessment("no_checkpoint", (Cause("no_checkpoint", checkpoint.CHECKPOINT_FILE_NAME + " does not exist"),), bound, source, (), None, None)
     report = checkpoint.inspect_checkpoint(raw)

@@ -62,6 +62,8 @@ POLICY_NONE = "None"
 POLICY_STATIC = "Static"
 POLICY_BEST_EFFORT = "BestEffort"
 KNOWN_POLICIES = (POLICY_NONE, POLICY_STATIC, POLICY_BEST_EFFORT)
+# The resources --system-reserved / --kube-reserved accept (cmd/kubelet/app/server.go parseResourceList).
+RESERVABLE_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pid")
 
 DEFAULT_ROOT_DIR = "/var/lib/kubelet"
 STATE_FILE_NAME = "memory_manager_state"
@@ -83,6 +85,7 @@ _VALUE_FLAGS = (
     "kube-reserved",
     "eviction-hard",
     "feature-gates",
+    "v",
 )
 
 
@@ -335,9 +338,28 @@ def _flag_name(arg: str) -> Tuple[str, str, str]:
     return name.replace("_", "-"), equals, value
 
 
+# Flags some supported kubelet releases no longer know: name -> the first release without it. pflag fails
+# at once ("unknown flag"), so the releases disagree about such a command line.
+REMOVED_FLAGS = {"pod-infra-container-image": "1.35"}
+SUPPORTED_RELEASES = ("1.34", "1.35", "1.36", "1.37")
+
+
+def _removed_flag_problem(name: str) -> Optional[str]:
+    removed_in = REMOVED_FLAGS.get(name)
+    if removed_in is None:
+        return None
+    refusing = [release for release in SUPPORTED_RELEASES if tuple(map(int, release.split("."))) >= tuple(map(int, removed_in.split(".")))]
+    accepting = [release for release in SUPPORTED_RELEASES if release not in refusing]
+    return "unknown flag: --%s (kubelet releases disagree: %s accept it, %s refuse to start with it)" % (
+        name, ", ".join(accepting), ", ".join(refusing))
+
+
 def _flag_name_and_value(args: Sequence[str], index: int) -> Tuple[Optional[str], Optional[str], int, Optional[str]]:
     """``(name, value, next index, problem)`` for the flag at ``args[index]`` (pflag long-flag rules)."""
     name, equals, value = _flag_name(args[index])
+    removed = _removed_flag_problem(name)
+    if removed:
+        return None, None, index + (1 if equals or index + 1 >= len(args) else 2), removed
     if name not in _VALUE_FLAGS:
         return None, None, index + 1, None
     if equals:
@@ -405,6 +427,11 @@ def _apply_flag(values: Dict[str, Any], name: str, value: str) -> None:
         values[name] = {**values.get(name, {}), **parse_eviction_hard_flag(value)}
     elif name == "feature-gates":
         values[name] = {**values.get(name, {}), **parse_feature_gates_flag(value)}
+    elif name == "v":
+        # klog's Level.Set: strconv.ParseUint(value, 10, 32); kubelet exits on a bad value (e.g. an unset
+        # variable in "--v=${KUBELET_LOG_LEVEL}").
+        if not re.match(r"^[0-9]+$", value) or int(value) >= 2 ** 32:
+            raise ValueError("strconv.ParseUint: parsing %s: invalid syntax" % go_quote(value))
     else:
         values[name] = value
 
@@ -458,6 +485,10 @@ def memory_resources(value: object, where: str) -> Tuple[Optional[Dict[str, Byte
     result = {}
     problems = []
     for name, item in value.items():
+        if name not in RESERVABLE_RESOURCES:
+            # cmd/kubelet/app/server.go parseResourceList: kubelet exits at start.
+            problems.append("%s value failed to parse: cannot reserve %s resource (only %s can be reserved)" % (
+                where, go_quote(str(name)), ", ".join(RESERVABLE_RESOURCES)))
         if not isinstance(name, str) or not is_memory_resource(name):
             continue
         if not isinstance(item, str):

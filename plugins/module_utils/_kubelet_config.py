@@ -5,9 +5,10 @@
 
 Kubelet's ``NewKubeletCommand`` (cmd/kubelet/app/server.go; kubelet-layouts.md section 1):
 
-1. built-in defaults (policy ``None``, ``evictionHard`` with ``memory.available: 100Mi``);
+1. built-in defaults (policy ``None``, no ``evictionHard``);
 2. ``--config``: the file *replaces* the defaults, then v1beta1 defaulting fills what it
-   leaves unset (an unset ``evictionHard`` becomes the default map, ``""`` policy ``None``);
+   leaves unset (``""`` policy ``None``), and ``loadConfigFile`` turns an unset ``evictionHard``
+   into kubelet's default map (``memory.available: 100Mi``): only when a file is loaded;
 3. ``--config-dir``: ``filepath.WalkDir`` in lexical order, recursing into sub-directories,
    every regular file whose ``filepath.Ext`` is exactly ``.conf``, each applied as a JSON merge
    patch: scalars and lists are replaced whole, maps merge key by key, ``null`` changes nothing;
@@ -40,6 +41,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
     KubeletSettings,
     MemoryReservation,
     effective_reserved_memory,
+    go_quote,
     eviction_memory,
     memory_resources,
     parse_kubelet_config,
@@ -106,7 +108,8 @@ def kubelet_defaults() -> ConfigLayers:
     """Layer 1: ``options.NewKubeletConfiguration()`` for the fields we use."""
     layers = ConfigLayers()
     layers.set_whole("memoryManagerPolicy", POLICY_NONE, DEFAULT)
-    layers.set_whole("evictionHard", dict(DEFAULT_EVICTION_HARD), DEFAULT)
+    # No evictionHard: kubelet puts its default thresholds in only when --config names a file
+    # (cmd/kubelet/app/server.go loadConfigFile); with drop-ins or flags alone there is none.
     layers.set_whole("featureGates", {}, DEFAULT)
     return layers
 
@@ -121,6 +124,14 @@ def defaulted_config_file(document: Mapping[str, Any], path: str) -> ConfigLayer
         layers.set_whole("memoryManagerPolicy", POLICY_NONE, DEFAULT)  # SetDefaults: "" -> None
     if "evictionHard" not in layers.document:
         layers.set_whole("evictionHard", dict(DEFAULT_EVICTION_HARD), DEFAULT)
+    elif document.get("mergeDefaultEvictionSettings") is True and isinstance(layers.document["evictionHard"], Mapping):
+        # loadConfigFile: the file's own flag adds the default thresholds it does not set (drop-ins never do).
+        merged = dict(layers.document["evictionHard"])
+        for signal, threshold in DEFAULT_EVICTION_HARD.items():
+            if signal not in merged:
+                merged[signal] = threshold
+                layers.sources["evictionHard.%s" % signal] = DEFAULT
+        layers.document["evictionHard"] = merged
     return layers
 
 
@@ -197,6 +208,9 @@ def _load_document(root: str, node_path: str, require_kind: bool) -> Tuple[Optio
     text, problem, _exists = read_node_text(root, node_path)
     if text is None:
         return None, problem
+    if text == "":
+        # configfiles.go Load / LoadIntoJSON: "no configuration is an error" (--config and drop-ins alike).
+        return None, "kubelet config file %s was empty" % go_quote(node_path)
     document, problems = parse_kubelet_config(text, require_kind=require_kind)
     if problems:
         return None, "%s: %s" % (node_path, "; ".join(problems))
@@ -241,9 +255,6 @@ def _apply_layers(builder: _Builder, layers: ConfigLayers) -> None:
         builder.field_sources[attribute] = layers.source_of(key, _memory_keys(document.get(key)))
     threshold, eviction_problems = eviction_memory(document.get("evictionHard", {}), "evictionHard")
     problems.extend("kubelet config: %s" % item for item in eviction_problems)
-    # A set evictionHard replaces kubelet's defaults, unless mergeDefaultEvictionSettings.
-    if threshold is None and document.get("mergeDefaultEvictionSettings") is True:
-        threshold = DEFAULT_EVICTION_HARD_MEMORY
     builder.eviction_hard_memory = threshold
     builder.field_sources["eviction_hard"] = layers.source_of("evictionHard", [MEMORY_AVAILABLE])
 

@@ -4,7 +4,8 @@
 """Kubelet's machine state for the Static memory manager policy (kubelet's memorymanager policy_static.go).
 
 * :func:`default_machine_state` - ``getDefaultMachineState``, from this boot's per-NUMA numbers and
-  ``reservedMemory``; all arithmetic is uint64 and wraps like Go's.
+  ``reservedMemory``; all arithmetic is uint64 and wraps like Go's (kubelet starts with a
+  reservation larger than its node: ``getDefaultMachineState`` does not check).
 * :func:`replay_blocks` - ``validateState``'s replay of the assignments, the recorded blocks filled into that state.
 * :func:`compare_states` - ``areMachineStatesEqual``: kubelet >= 1.32's comparison, and the stricter
   per-node comparison of older kubelets.
@@ -35,7 +36,6 @@ __all__ = [
     "expected_machine_state",
     "compare_states",
     "group_problems",
-    "wrapped_tables",
     "count_blocks",
 ]
 
@@ -75,22 +75,6 @@ def default_machine_state(machine: Mapping[int, NodeMemory], reserved: Mapping[i
         memory_map[MEMORY] = _table(node.mem_total_bytes, system_reserved, allocatable)
         state[node_id] = NodeState(number_of_assignments=0, memory_map=memory_map, cells=[node_id])
     return state
-
-
-def wrapped_tables(machine: Mapping[int, NodeMemory], reserved: Mapping[int, Mapping[str, int]]) -> List[str]:
-    """Tables whose allocatable would wrap below zero (``getDefaultMachineState`` would wrap; refused, docs/safety.md)."""
-    problems = []
-    for node_id, node in sorted(machine.items()):
-        node_reserved = reserved.get(node_id, {})
-        for resource, total in sorted(node.hugepage_totals.items()):
-            if node_reserved.get(resource, 0) > total:
-                problems.append("node %d %s: reserved %d > total %d" % (node_id, resource, node_reserved[resource], total))
-        needed = node_reserved.get(MEMORY, 0) + sum(node.hugepage_totals.values())
-        if needed > node.mem_total_bytes:
-            problems.append(
-                "node %d memory: reserved + hugepages %d > MemTotal %d" % (node_id, needed, node.mem_total_bytes)
-            )
-    return problems
 
 
 class ReplayIssue(Record, frozen=True):
@@ -181,7 +165,7 @@ def _group_sum(state: NodeMap, cells: List[int], resource: str, attribute: str) 
         node = state.get(node_id)
         table = (node.memory_map or {}).get(resource) if node else None
         total += getattr(table, attribute) if table else 0
-    return total
+    return total % _UINT64  # kubelet adds uint64s
 
 
 def _node_differences(node_id: int, stored: NodeState, expected: NodeState) -> List[StateDifference]:

@@ -27,6 +27,7 @@ __all__ = [
     "quantity_text",
     "quantity_format",
     "to_byte_quantity",
+    "converts_to_int64",
 ]
 
 BINARY_SI = "BinarySI"
@@ -124,9 +125,13 @@ def describe_bytes(num_bytes: int) -> str:
 
 
 class ByteQuantity(int):
-    """Bytes plus the ``resource.Quantity`` format kubelet keeps for printing them."""
+    """Bytes plus the ``resource.Quantity`` format kubelet keeps for printing them.
+
+    ``text``: the spelling it was parsed from, when one was (``converts_to_int64`` needs it).
+    """
 
     format = DECIMAL_SI
+    text: Optional[str] = None
 
     def __new__(cls, value: int, quantity_format: str = DECIMAL_SI) -> "ByteQuantity":
         self = super().__new__(cls, value)
@@ -194,4 +199,47 @@ def to_byte_quantity(value: object, what: str) -> Tuple[Optional[ByteQuantity], 
         return None, "%s: %s" % (what, error)
     if parsed > INT64_MAX:
         return None, "%s: %r does not fit in a signed 64-bit integer (kubelet cannot use it)" % (what, value)
-    return ByteQuantity(parsed, quantity_format(value)), None
+    quantity = ByteQuantity(parsed, quantity_format(value))
+    quantity.text = value.strip() if isinstance(value, str) else str(value)
+    return quantity, None
+
+
+_INT64_MIN = -(2 ** 63)
+_NANO_SCALE = -9
+
+
+def _fits_int64(value: int) -> bool:
+    return _INT64_MIN <= value <= INT64_MAX
+
+
+def converts_to_int64(text: str) -> bool:
+    """Whether ``resource.ParseQuantity(text).AsInt64()`` succeeds (apimachinery ``quantity.go``).
+
+    ``ParseQuantity`` keeps a quantity as a scaled int64 only on its fast path; otherwise it
+    becomes an ``inf.Dec`` and ``AsInt64`` fails. The fast path: binary suffixes without a
+    fraction and with few enough digits (``precision = 15 - len(num) - exponent*3/10 - 1``),
+    decimal ones with at most 18 digits and a scale of at least -9; a scaled int64 converts
+    when its scale is 0 or positive without overflow. So ``1.5Gi``, ``1.0Gi``, ``100000Gi``,
+    ``1Ei``, ``1000m`` and ``1.5`` fail, while ``1.5G``, ``1.Gi`` and ``1e9`` convert.
+    ``text`` must be a valid quantity (:func:`parse_quantity`).
+    """
+    text = text.strip()
+    if text == "0":
+        return True
+    match = _QUANTITY.match(text)
+    if not match:
+        return False
+    whole, _dot, denom = match.group("number").partition(".")
+    num = whole.lstrip("0") or "0"  # parseQuantityString strips leading zeros
+    sign = -1 if match.group("sign") == "-" else 1
+    binary = match.group("binary")
+    if binary:
+        exponent = 10 * _BINARY_SUFFIXES[binary]
+        precision = 15 - len(num) - int(exponent * 3 / 10) - 1
+        return not denom and precision >= 0 and _fits_int64(sign * (int(num) << exponent))
+    exponent_text = match.group("exponent")
+    exponent = int(exponent_text) if exponent_text is not None else _DECIMAL_SUFFIXES[match.group("decimal")]
+    scale = exponent - len(denom)
+    if 18 - len(num) - len(denom) < 0 or scale < _NANO_SCALE or scale < 0:
+        return False
+    return _fits_int64(sign * int(num + denom) * 10 ** scale)

@@ -15,7 +15,8 @@ description:
   - Derives the drift bound of KEP-6232 from the kernel image in C(/proc/iomem) and gives a verdict from a fixed
     vocabulary (C(in_sync), C(no_checkpoint), C(drift_within_bound), C(drift_exceeds_bound), C(bound_unknown),
     C(hugepages_changed), C(reserved_changed), C(topology_changed), C(assignments_do_not_fit), C(policy_mismatch),
-    C(corrupt), C(unsupported_layout), C(kubelet_config_unknown), C(kubelet_tolerates)), with every cause found.
+    C(corrupt), C(unsupported_layout), C(kubelet_config_unknown), C(kubelet_config_rejected), C(kubelet_tolerates)),
+    with every cause found.
   - Finds kubelet's configuration, checkpoint and service by itself on kubeadm, k3s, RKE2, k0s, MicroK8s, EKS,
     OpenShift and Kubespray nodes (the collection's docs/distributions.md).
   - Reads only; never changes anything.

@@ -45,6 +45,9 @@ NEXT_STEPS = {
     "assignments_do_not_fit": "A recorded pod no longer fits its NUMA nodes: drain the node and delete the checkpoint.",
     "kubelet_config_unknown": ("The kubelet configuration could not be found or read (the causes name the file): fix it, or"
                                " pass remediate_kubelet_config or remediate_kubelet_flags, then probe again. Nothing was touched."),
+    "kubelet_config_rejected": ("Kubelet refuses its own configuration at start, whatever the checkpoint holds (the causes name"
+                                " the value and the file): fix the kubelet configuration and restart kubelet. Do not delete the"
+                                " checkpoint: that would not help. Nothing was touched."),
     "kubelet_tolerates": "Nothing to do: kubelet has KEP-6232 drift tolerance on and repairs this drift itself.",
     "policy_mismatch": "The memory manager policy changed: drain the node and delete the checkpoint, as kubelet requires.",
     "corrupt": "The checkpoint cannot be read: drain the node and delete it.",

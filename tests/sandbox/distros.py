@@ -83,7 +83,9 @@ K3S_NUMA_CONFIG = "/etc/rancher/k3s/kubelet-numa.yaml"
 
 
 def k3s_files(config: Mapping[str, object]) -> Dict[str, str]:
-    numa = kubelet_document(config)
+    # k3s runs kubelet with --config-dir only: kubelet then has no default evictionHard (loadConfigFile sets it
+    # only for a --config file), so the memory manager's config sets the 100Mi threshold its systemReserved assumes.
+    numa = kubelet_document({**config, "evictionHard": {"memory.available": "100Mi"}})
     return {
         # The unit k3s' install.sh writes for an agent (trimmed).
         "/etc/systemd/system/k3s-agent.service": "[Unit]\nDescription=Lightweight Kubernetes\nAfter=network-online.target\n\n"

@@ -33,6 +33,9 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
 
 RESERVED = uniform_reserved([0, 1])
 STATIC = kubelet_config(RESERVED)  # memoryManagerPolicy Static, reservedMemory, systemReserved
+# Without a --config file kubelet has no default evictionHard (loadConfigFile sets it): Node Allocatable
+# is systemReserved alone, so the drop-ins of k3s and RKE2 reserve the whole 2Gi there.
+STATIC_DROPIN = {**STATIC, "systemReserved": {"memory": "2Gi"}}
 KIND = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
 
 
@@ -53,7 +56,7 @@ def k3s_files():
         "/etc/systemd/system/k3s-agent.service": "[Service]\nExecStart=/usr/local/bin/k3s \\\n    agent \\\n",
         "/etc/rancher/k3s/config.yaml": 'server: https://10.0.0.1:6443\nkubelet-arg:\n  - "read-only-port=0"\n',
         "/etc/rancher/k3s/config.yaml.d/50-numa.yaml": 'kubelet-arg+:\n  - "config=/etc/rancher/k3s/kubelet-numa.yaml"\n',
-        "/etc/rancher/k3s/kubelet-numa.yaml": document(**STATIC),
+        "/etc/rancher/k3s/kubelet-numa.yaml": document(**STATIC_DROPIN),
         "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/00-k3s-defaults.conf": document(
             evictionHard={"imagefs.available": "5%", "nodefs.available": "5%"}, cgroupDriver="systemd"
         ),
@@ -66,7 +69,7 @@ LAYOUTS = {
         {
             "/usr/local/lib/systemd/system/rke2-agent.service": "[Service]\nExecStart=/usr/local/bin/rke2 agent\n",
             "/var/lib/rancher/rke2/agent/etc/kubelet.conf.d/00-rke2-defaults.conf": document(cgroupDriver="systemd"),
-            "/var/lib/rancher/rke2/agent/etc/kubelet.conf.d/50-numa.conf": document(**STATIC),
+            "/var/lib/rancher/rke2/agent/etc/kubelet.conf.d/50-numa.conf": document(**STATIC_DROPIN),
         },
         "rke2", "rke2-agent", "/var/lib/kubelet",
     ),
@@ -110,7 +113,7 @@ LAYOUTS = {
             "    --container-runtime-endpoint unix:///run/containerd/containerd.sock $KUBELET_ARGS $KUBELET_EXTRA_ARGS\nRestart=always\n",
             # bootstrap.sh writes both drop-ins; --kubelet-extra-args lands in KUBELET_EXTRA_ARGS.
             "/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf": "[Service]\n"
-            "Environment='KUBELET_ARGS=--node-ip=10.0.0.5 --pod-infra-container-image=602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.5 "
+            "Environment='KUBELET_ARGS=--node-ip=10.0.0.5 "
             "--v=2 --hostname-override=ip-10-0-0-5.ec2.internal --cloud-provider=external'\n",
             "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf": "[Service]\n"
             "Environment='KUBELET_EXTRA_ARGS=--memory-manager-policy=Static --reserved-memory 0:memory=1Gi;1:memory=1Gi "
@@ -126,6 +129,7 @@ LAYOUTS = {
     "openshift": (
         {
             "/etc/systemd/system/kubelet.service": "[Service]\nEnvironmentFile=/etc/node-sizing.env\n"
+            'Environment="KUBELET_LOG_LEVEL=2"\n'
             "EnvironmentFile=-/etc/kubernetes/kubelet-env\n"
             "ExecStart=/usr/local/bin/kubenswrapper /usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf \\\n"
             "      --system-reserved=cpu=${SYSTEM_RESERVED_CPU},memory=${SYSTEM_RESERVED_MEMORY} --v=${KUBELET_LOG_LEVEL}\n",
@@ -183,7 +187,7 @@ def test_k3s_config_arg_is_read_as_the_agents_copy(tmp_path):
     assert settings.config_dir == managed
     assert settings.dropins == (managed + "/00-k3s-defaults.conf", managed + "/10-cli-config.conf")
     assert settings.field_sources["policy"] == managed + "/10-cli-config.conf (from /etc/rancher/k3s/kubelet-numa.yaml)"
-    assert settings.eviction_hard_memory == "100Mi"  # maps merge key-wise over kubelet's defaults
+    assert settings.eviction_hard_memory is None  # no --config file: kubelet has no default thresholds
 
 
 def test_openshift_flag_beats_the_config_file(tmp_path):

@@ -23,11 +23,14 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import GIB, MIB, tree_snapshot
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.test_distributions import (
     STATIC,
+    STATIC_DROPIN,
     document,
     drifted_node,
 )
 
 RESERVED_FLAGS = "--memory-manager-policy=Static --reserved-memory=0:memory=1Gi;1:memory=1Gi --system-reserved=memory=1948Mi"
+# Flags without a --config file: kubelet has no default evictionHard, so systemReserved carries the whole 2Gi.
+RESERVED_FLAGS_NO_CONFIG = RESERVED_FLAGS.replace("1948Mi", "2Gi")
 K3S_MANAGED = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d"
 RKE2_MANAGED = "/var/lib/rancher/rke2/agent/etc/kubelet.conf.d"
 # k3s' installer (install.sh) and RKE2's packaged units read these, %N being the unit's name.
@@ -81,7 +84,7 @@ def test_k3s_server_with_kubelet_arg_as_a_string(tmp_path):
         + "EnvironmentFile=-/etc/systemd/system/k3s.service.env\nExecStart=/usr/local/bin/k3s \\\n    server \\\n",
         "/etc/systemd/system/k3s.service.env": "K3S_TOKEN=secret\n",
         "/etc/rancher/k3s/config.yaml": "write-kubeconfig-mode: '0644'\nkubelet-arg: config=/etc/rancher/k3s/kubelet.yaml\n",
-        "/etc/rancher/k3s/kubelet.yaml": yaml_document(**STATIC),
+        "/etc/rancher/k3s/kubelet.yaml": yaml_document(**STATIC_DROPIN),
         K3S_MANAGED + "/00-k3s-defaults.conf": K3S_DEFAULTS,
     }
     result, settings = probed(tmp_path, files)
@@ -97,7 +100,7 @@ def test_k3s_data_dir_in_config_yaml_moves_the_managed_drop_in_dir(tmp_path):
         "/etc/systemd/system/k3s-agent.service": "[Service]\nExecStart=/usr/local/bin/k3s agent\n",
         "/etc/rancher/k3s/config.yaml": "data-dir: /srv/k3s\nserver: https://10.0.0.1:6443\n",
         managed + "/00-k3s-defaults.conf": K3S_DEFAULTS,
-        managed + "/50-numa.conf": document(**STATIC),
+        managed + "/50-numa.conf": document(**STATIC_DROPIN),
         # the default place, stale: must not be read
         K3S_MANAGED + "/50-numa.conf": document(memoryManagerPolicy="None"),
     }
@@ -114,7 +117,7 @@ def test_k3s_data_dir_flag_beats_config_and_a_later_kubelet_arg_replaces_the_lis
         # a later file's kubelet-arg replaces the list, kubelet-arg+ appends to it (k3s docs "Multiple Config Files")
         "/etc/rancher/k3s/config.yaml.d/10-numa.yaml": "kubelet-arg:\n  - memory-manager-policy=Static\n",
         "/etc/rancher/k3s/config.yaml.d/20-reserved.yml": "kubelet-arg+:\n  - reserved-memory=0:memory=1Gi;1:memory=1Gi\n"
-        "  - system-reserved=memory=1948Mi\n",
+        "  - system-reserved=memory=2Gi\n",
         "/etc/rancher/k3s/config.yaml.d/30-ignored.yaml.bak": "kubelet-arg:\n  - memory-manager-policy=None\n",
         managed + "/00-k3s-defaults.conf": K3S_DEFAULTS,
     }
@@ -128,7 +131,7 @@ def test_k3s_user_config_dir_is_read_as_the_agents_sub_directory(tmp_path):
     files = {
         "/etc/systemd/system/k3s-agent.service": "[Service]\nExecStart=/usr/local/bin/k3s agent "
         "--kubelet-arg=config-dir=/etc/rancher/k3s/kubelet.conf.d\n",
-        "/etc/rancher/k3s/kubelet.conf.d/50-numa.conf": document(**STATIC),
+        "/etc/rancher/k3s/kubelet.conf.d/50-numa.conf": document(**STATIC),  # with the 100Mi threshold of 60-eviction.conf below
         "/etc/rancher/k3s/kubelet.conf.d/sub/60-eviction.conf": document(evictionHard={"memory.available": "100Mi"}),
         "/etc/rancher/k3s/kubelet.conf.d/README.md": "notes\n",
         K3S_MANAGED + "/00-k3s-defaults.conf": K3S_DEFAULTS,
@@ -143,7 +146,7 @@ def test_k3s_kubelet_arg_root_dir_moves_the_checkpoint(tmp_path):
     files = {
         "/etc/systemd/system/k3s-agent.service": "[Service]\nExecStart=/usr/local/bin/k3s agent\n",
         "/etc/rancher/k3s/config.yaml": 'kubelet-arg: ["root-dir=/data/kubelet", "config=/etc/rancher/k3s/kubelet.json"]\n',
-        "/etc/rancher/k3s/kubelet.json": document(**STATIC),
+        "/etc/rancher/k3s/kubelet.json": document(**STATIC_DROPIN),
         K3S_MANAGED + "/00-k3s-defaults.conf": K3S_DEFAULTS,
     }
     result, settings = probed(tmp_path, files, root_dir="/data/kubelet")
@@ -157,7 +160,7 @@ def test_k3s_config_file_named_in_the_units_environment_file(tmp_path):
         "/etc/systemd/system/k3s-agent.service": "[Service]\n" + RANCHER_ENV_LINES + "ExecStart=/usr/local/bin/k3s agent\n",
         "/etc/default/k3s-agent": "K3S_CONFIG_FILE=/etc/k3s-site/agent.yaml\n",
         "/etc/k3s-site/agent.yaml": "kubelet-arg:\n  - config=/etc/k3s-site/kubelet.yaml\n",
-        "/etc/k3s-site/kubelet.yaml": yaml_document(**STATIC),
+        "/etc/k3s-site/kubelet.yaml": yaml_document(**STATIC_DROPIN),
         "/etc/rancher/k3s/config.yaml": "kubelet-arg:\n  - memory-manager-policy=None\n",  # not read: the env names another
         K3S_MANAGED + "/00-k3s-defaults.conf": K3S_DEFAULTS,
     }
@@ -218,7 +221,7 @@ def rke2_server_files():
         "/usr/local/lib/systemd/system/rke2-server.env": "HOME=/root\n",
         "/usr/local/lib/systemd/system/rke2-agent.env": "HOME=/root\n",
         "/etc/rancher/rke2/config.yaml": "token: x\nkubelet-arg:\n  - config=/etc/rancher/rke2/kubelet-numa.yaml\n",
-        "/etc/rancher/rke2/kubelet-numa.yaml": yaml_document(**STATIC),
+        "/etc/rancher/rke2/kubelet-numa.yaml": yaml_document(**STATIC_DROPIN),
         RKE2_MANAGED + "/00-rke2-defaults.conf": document(cgroupDriver="systemd"),
     }
 
@@ -241,7 +244,7 @@ def test_rke2_rpm_agent_with_config_file_from_sysconfig(tmp_path):
         "/usr/lib/systemd/system/rke2-agent.service": rke2_unit("agent"),
         "/etc/sysconfig/rke2-agent": 'RKE2_CONFIG_FILE="/etc/rke2-site.yaml"\n',
         "/etc/rke2-site.yaml": "server: https://10.0.0.1:9345\nkubelet-arg:\n"
-        + "".join("  - %s\n" % flag.lstrip("-") for flag in RESERVED_FLAGS.split()),
+        + "".join("  - %s\n" % flag.lstrip("-") for flag in RESERVED_FLAGS_NO_CONFIG.split()),
         RKE2_MANAGED + "/00-rke2-defaults.conf": document(cgroupDriver="systemd"),
     }
     result, settings = probed(tmp_path, files)
@@ -375,7 +378,7 @@ def test_eks_al2_bootstrap_drop_ins_with_single_quoted_environment(tmp_path):
         "    --container-runtime-endpoint unix:///run/containerd/containerd.sock \\\n"
         "    $KUBELET_ARGS \\\n    $KUBELET_EXTRA_ARGS\n",
         "/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf": "[Service]\n"
-        "Environment='KUBELET_ARGS=--node-ip=10.0.0.5 --pod-infra-container-image=602401143452.dkr.ecr.us-east-1.amazonaws.com/eks/pause:3.5 --v=2'\n",
+        "Environment='KUBELET_ARGS=--node-ip=10.0.0.5 --v=2'\n",
         "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf": "[Service]\n"
         "Environment='KUBELET_EXTRA_ARGS=" + RESERVED_FLAGS + "'\n",
         "/etc/kubernetes/kubelet/kubelet-config.json": json.dumps(

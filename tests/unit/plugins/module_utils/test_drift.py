@@ -5,12 +5,16 @@
 
 from __future__ import annotations
 
+import os
+import re
+import struct
+
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift as drift
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError, parse_quantity
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
     PR_140473_IOMEM,
     build_node_tree,
@@ -32,6 +36,10 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
 )
 
 KERNEL_START = 0x1000000
+
+
+def _float32(value):
+    return struct.unpack("f", struct.pack("f", value))[0]
 
 
 def image_iomem(span, ram_end=512 * GIB):
@@ -196,8 +204,21 @@ def test_hugepages_changed(tmp_path):
 
 def test_topology_changed_when_a_node_disappears(tmp_path):
     before = two_node_boot()
-    result = probe(tmp_path, before, Boot({0: before.mem_total_kb[0]}), reserved=uniform_reserved([0, 1]))
+    reserved = {0: {"memory": 2 * GIB}}
+    result = probe(tmp_path, before, Boot({0: before.mem_total_kb[0]}), reserved=reserved, config=kubelet_config(reserved))
     assert result.assessment.verdict == "topology_changed"
+
+
+def test_reserved_memory_on_a_vanished_node_is_a_configuration_kubelet_rejects(tmp_path):
+    # memory_manager.go getTotalMemoryTypeReserved: NewManager fails before the checkpoint is read.
+    before = two_node_boot()
+    result = probe(tmp_path, before, Boot({0: before.mem_total_kb[0]}), reserved=uniform_reserved([0, 1]))
+    assert result.assessment.verdict == "kubelet_config_rejected"
+    first = result.assessment.causes[0]
+    assert first.message.startswith("the reserved memory configuration references a NUMA node 1 that does not exist")
+    assert "reservedMemory from " in first.message and "config.yaml" in first.message
+    assert "topology_changed" in {cause.verdict for cause in result.assessment.causes}
+    assert result.assessment.plan is None
 
 
 def test_topology_changed_when_a_hugepage_size_appears(tmp_path):
@@ -219,8 +240,12 @@ def test_node_allocatable_mismatch_is_reported_with_kubelets_text(tmp_path):
     config = kubelet_config(uniform_reserved([0, 1]))
     config["systemReserved"] = {"memory": "1Gi"}
     result = probe(tmp_path, two_node_boot(), config=config)
-    assert result.assessment.verdict == "reserved_changed"
-    assert any("determined by Node Allocatable feature" in m for m in result.assessment.causes_for("reserved_changed"))
+    assert result.assessment.verdict == "kubelet_config_rejected"
+    assert result.assessment.causes_for("kubelet_config_rejected") == [
+        'the total amount "2147483648" of type "memory" is not equal to the value "1124Mi" determined by Node Allocatable '
+        "feature (reservedMemory from /var/lib/kubelet/config.yaml; systemReserved from /var/lib/kubelet/config.yaml; "
+        "kubeReserved from default; evictionHard from default)"
+    ]
 
 
 def test_policy_mismatch_with_kubelets_text(tmp_path):
@@ -241,11 +266,18 @@ def test_policy_none_with_none_checkpoint_is_in_sync(tmp_path):
     assert result.assessment.verdict == "in_sync"
 
 
-def test_missing_kubelet_config_defaults_to_policy_none(tmp_path):
+def test_kubelet_config_without_a_policy_defaults_to_policy_none(tmp_path):
     before = two_node_boot()
-    result = probe(tmp_path, before, config="")
+    result = probe(tmp_path, before, config="kind: KubeletConfiguration\n")
     assert result.assessment.verdict == "policy_mismatch"
     assert result.settings.policy == "None"
+
+
+def test_empty_kubelet_config_is_refused_as_kubelet_refuses_it(tmp_path):
+    # kubeletconfig/configfiles Load: a zero-byte file is an error, kubelet does not start on its defaults.
+    result = probe(tmp_path, two_node_boot(), config="")
+    assert result.assessment.verdict == "kubelet_config_unknown"
+    assert 'kubelet config file "/var/lib/kubelet/config.yaml" was empty' in result.assessment.causes[0].message
 
 
 @pytest.mark.parametrize("content", [b"{", b"", b"garbage", b"\x00" * 64, b'{"policyName":"Static","checksum":1}'])
@@ -333,3 +365,194 @@ def test_facts_view(tmp_path):
     assert facts["checkpoint"]["pods"] == 2 and facts["checkpoint"]["accepted_by"] == list(checkpoint.ERAS)
     assert facts["kernel_image"]["size"] == 32 * MIB and facts["kernel_image"]["numa_nodes"] == [0]
     assert facts["summary"].startswith("drift_within_bound; memory node0 -44.2 MiB, node1 +44.2 MiB; bound 96 MiB")
+
+
+# --- kubelet's own code decides (issue 23): configurations kubelet refuses, group sums, wraps ---------
+
+
+@pytest.mark.parametrize("policy", ["static", "STATIC", "Static ", "Statik", "bestEffort", "BestEffort", "none"])
+def test_a_policy_name_kubelet_does_not_know_is_a_rejected_configuration_not_a_policy_change(tmp_path, policy):
+    # memory_manager.go NewManager: case-sensitive switch over None/Static/BestEffort (BestEffort: Windows only);
+    # kubelet fails before it reads the checkpoint, so deleting the checkpoint would not help.
+    before = two_node_boot()
+    config = kubelet_config(uniform_reserved([0, 1]), policy=policy)
+    result = probe(tmp_path, before, config=config)
+    assert result.assessment.verdict == "kubelet_config_rejected"
+    first = result.assessment.causes[0].message
+    assert policy in first and "memoryManagerPolicy from /var/lib/kubelet/config.yaml" in first
+    assert "policy_mismatch" in {cause.verdict for cause in result.assessment.causes}  # listed, not the verdict
+    assert "checkpoint" in result.assessment.advice and "fix the value" in result.assessment.advice
+    assert not result.assessment.repairable and result.assessment.plan is None
+
+
+def test_a_rejected_configuration_comes_before_a_missing_checkpoint(tmp_path):
+    root = write_kubelet_node(str(tmp_path / "n"), two_node_boot(), config=kubelet_config(uniform_reserved([0, 1]), policy="static"))
+    os.remove(os.path.join(root, "var/lib/kubelet/memory_manager_state"))
+    assert drift.probe(root=root).assessment.verdict == "kubelet_config_rejected"
+
+
+@pytest.mark.parametrize(
+    "spelling, rejected",
+    [("1.5Gi", True), ("1.0Gi", True), ("0.5Gi", True), ("1536Mi", False), ("1.Gi", False), ("1610612736", False),
+     ("1.5G", False), ("1610612736000m", True), ("1.610612736e9", False)],
+)
+def test_reserved_memory_kubelet_cannot_convert_to_int64_is_rejected(tmp_path, spelling, rejected):
+    # memory_manager.go convertReserved: Quantity.AsInt64 fails for a quantity held as inf.Dec or with a negative scale.
+    size = parse_quantity(spelling)
+    reserved = {0: {"memory": size}, 1: {"memory": GIB}}
+    config = kubelet_config(reserved)
+    config["reservedMemory"][0]["limits"]["memory"] = spelling
+    result = probe(tmp_path, two_node_boot(), reserved=reserved, config=config)
+    if rejected:
+        assert result.assessment.verdict == "kubelet_config_rejected"
+        assert result.assessment.causes_for("kubelet_config_rejected") == [
+            'could not covert a variable of type Quantity to int64 (reservedMemory NUMA node 0 memory: "%s" is not a '
+            "whole number kubelet can keep as an int64; write it without a fraction, e.g. in Mi or Ki) (reservedMemory "
+            "from /var/lib/kubelet/config.yaml)" % spelling
+        ]
+    else:
+        assert result.assessment.verdict == "in_sync", result.assessment.causes
+
+
+def test_static_policy_without_any_reservation_is_rejected(tmp_path):
+    # validateReservedMemory: nothing reserved but the default evictionHard memory.available (100Mi) is.
+    config = {"memoryManagerPolicy": "Static"}
+    result = probe(tmp_path, two_node_boot(), config=config)
+    assert result.assessment.verdict == "kubelet_config_rejected"
+    assert [m.split(" (")[0] for m in result.assessment.causes_for("kubelet_config_rejected")] == [
+        'the total amount "0" of type "memory" is not equal to the value "100Mi" determined by Node Allocatable feature',
+        "[memorymanager] you should specify the system reserved memory",
+    ]
+
+
+def test_eviction_percentage_of_capacity_counts_in_the_reservation(tmp_path):
+    # hardEvictionReservation: float32 percentage of the node's memory capacity (MemTotal of /proc/meminfo).
+    before = two_node_boot()
+    capacity = sum(before.mem_total_kb.values()) * KIB
+    eviction = int(float(capacity) * float(_float32(_float32(5.0) / 100)))
+    reserved = {0: {"memory": GIB}, 1: {"memory": GIB + eviction}}
+    config = kubelet_config(reserved)
+    config["systemReserved"] = {"memory": str(2 * GIB)}
+    config["evictionHard"] = {"memory.available": "5%"}
+    assert probe(tmp_path / "a", before, reserved=reserved, config=config).assessment.verdict == "in_sync"
+    config["evictionHard"] = {"memory.available": "6%"}
+    assert probe(tmp_path / "b", before, reserved=reserved, config=config).assessment.verdict == "kubelet_config_rejected"
+
+
+def test_hugepages_in_system_reserved_are_rejected_by_kubelet(tmp_path):
+    # cmd/kubelet/app/server.go parseResourceList: "cannot reserve" anything but cpu, memory, ephemeral-storage, pid.
+    before = Boot({0: 8 * GIB // KIB}, {0: {HUGEPAGE_2M_KB: 64}})
+    reserved = {0: {"memory": GIB, "hugepages-2Mi": 64 * MIB}}
+    result = probe(tmp_path, before, reserved=reserved, config=kubelet_config(reserved))
+    assert result.assessment.verdict == "kubelet_config_rejected"
+    messages = result.assessment.causes_for("kubelet_config_rejected")
+    assert messages[0].startswith('kubelet config: systemReserved value failed to parse: cannot reserve "hugepages-2Mi" resource')
+
+
+def test_a_reservation_larger_than_its_numa_node_is_what_kubelet_starts_with(tmp_path):
+    # policy_static.go getDefaultMachineState: allocatable = total - reserved in uint64, no check; validateReservedMemory
+    # only compares sums with Node Allocatable. Kubelet starts and records the wrapped numbers.
+    before = Boot({0: 2 * GIB // KIB, 1: 64 * GIB // KIB})
+    reserved = {0: {"memory": 3 * GIB}, 1: {"memory": GIB}}
+    result = probe(tmp_path / "a", before, reserved=reserved, config=kubelet_config(reserved))
+    assert result.assessment.verdict == "in_sync", result.assessment.causes
+    recorded = result.assessment.report.content.machine_state[0].memory_map["memory"]
+    assert recorded.allocatable == 2 ** 64 - GIB
+    # A KASLR move on such a node is judged like any other.
+    after = before.moved(node0=-45260, node1=45260)
+    moved = probe(tmp_path / "b", before, after, reserved=reserved, config=kubelet_config(reserved))
+    assert moved.assessment.verdict == "drift_within_bound", moved.assessment.causes
+    assert_plan_is_what_kubelet_writes(moved, after, {}, reserved=reserved)
+
+
+def test_reservation_larger_than_the_whole_node_is_rejected(tmp_path):
+    # node_container_manager_linux.go validateNodeAllocatable: kubelet's container manager refuses it at start.
+    before = Boot({0: 2 * GIB // KIB})
+    reserved = {0: {"memory": 3 * GIB}}
+    result = probe(tmp_path, before, reserved=reserved, config=kubelet_config(reserved))
+    assert result.assessment.verdict == "kubelet_config_rejected"
+    assert result.assessment.causes_for("kubelet_config_rejected")[0].startswith(
+        'invalid Node Allocatable configuration. Resource "memory" has a reservation of 3221225472 but capacity of 2Gi. '
+        "Expected capacity >= reservation."
+    )
+
+
+def _shift_within_group(raw, moved, resource="memory"):
+    """The same file with ``moved`` bytes of reserved memory on node 1 instead of node 0 (group sums unchanged)."""
+    fields = checkpoint.inspect_checkpoint(raw).content
+    table0, table1 = fields.machine_state[0].memory_map[resource], fields.machine_state[1].memory_map[resource]
+    table0.reserved, table0.free = table0.reserved - moved, table0.free + moved
+    table1.reserved, table1.free = table1.reserved + moved, table1.free - moved
+    return checkpoint.marshal_for_layout(fields, "legacy")
+
+
+def test_a_cross_numa_group_is_compared_as_sums_as_kubelet_does(tmp_path):
+    # policy_static.go areMachineStatesEqual (1.34-1.37): free and reserved are compared as sums over the stored
+    # node's Cells, so kubelet starts when a group's blocks sit on its nodes otherwise than the replay puts them.
+    before = two_node_boot(8 * GIB // KIB, 8 * GIB // KIB)
+    pods = {"a": {"x": [([0, 1], "memory", 10 * GIB)]}}
+    raw = _shift_within_group(recorded_checkpoint(before, uniform_reserved([0, 1]), pods), 2 * GIB)
+    result = probe(tmp_path / "a", before, pods=pods, checkpoint_bytes=raw)
+    assert result.assessment.verdict == "in_sync", result.assessment.causes
+    # The sums themselves must still match: one byte more reserved in the group is refused.
+    fields = checkpoint.inspect_checkpoint(raw).content
+    fields.machine_state[1].memory_map["memory"].reserved += 1
+    fields.machine_state[1].memory_map["memory"].free -= 1
+    wrong = probe(tmp_path / "b", before, pods=pods, checkpoint_bytes=checkpoint.marshal_for_layout(fields, "legacy"))
+    assert wrong.assessment.verdict == "assignments_do_not_fit"
+
+
+# --- which kubelet releases start with a file (checkpoint.go / state_checkpoint.go at 1.34-1.37) -------------
+
+_V3_PART = re.compile(rb'"data":"(?:[^"\\]|\\.)*","dataChecksum":[0-9]+')
+
+
+def _with_checksum(raw, value):
+    """The legacy (inline) ``checksum`` replaced by ``value``."""
+    return re.sub(rb'"checksum":[0-9]+', b'"checksum":%d' % value, raw, count=1)
+
+
+def test_v3_file_with_an_empty_data_part_is_read_through_its_legacy_part_by_every_release(tmp_path):
+    # 1.37 loadAndMigrateCheckpointV3: data "" and dataChecksum 0 fall back to V2/V1; older releases read the inline part.
+    before = two_node_boot()
+    pods = guaranteed_pods(2, (0,), GIB)
+    raw = _V3_PART.sub(b'"data":"","dataChecksum":0', recorded_checkpoint(before, uniform_reserved([0, 1]), pods, "v3"))
+    result = probe(tmp_path / "a", before, pods=pods, checkpoint_bytes=raw)
+    assert result.assessment.verdict == "in_sync", result.assessment.causes
+    assert result.assessment.report.releases_refusing == ()
+    after = before.moved(node0=-45260, node1=45260)
+    moved = probe(tmp_path / "b", before, after, pods=pods, checkpoint_bytes=raw)
+    assert moved.assessment.verdict == "drift_within_bound", moved.assessment.causes
+    assert moved.assessment.plan.layout == "legacy"
+    assert_plan_is_what_kubelet_writes(moved, after, pods)
+
+
+@pytest.mark.parametrize(
+    "damage, accepting, refusing",
+    [
+        # 1.34/1.35 verify the legacy checksum only; 1.36 and 1.37 accept 0 "for compatibility with old file backend".
+        ("zero-legacy-checksum", "1.36, 1.36 with PodLevelResourceManagers, 1.37", "1.34, 1.35"),
+        # 1.34-1.36 read the inline legacy part; 1.37 does not fall back from a damaged data part.
+        ("damaged-data", "1.34, 1.35, 1.36, 1.36 with PodLevelResourceManagers", "1.37"),
+        # Only 1.36 with the gate off tries the V1-name checksum.
+        ("v1-name-checksum", "1.36", "1.34, 1.35, 1.36 with PodLevelResourceManagers, 1.37"),
+    ],
+)
+def test_a_file_the_releases_disagree_about_is_never_rewritten_and_the_releases_are_named(tmp_path, damage, accepting, refusing):
+    before = two_node_boot()
+    after = before.moved(node0=-45260, node1=45260)  # a drift that would be repaired in a file every release reads
+    pods = guaranteed_pods(2, (0,), GIB)
+    if damage == "damaged-data":
+        raw = recorded_checkpoint(before, uniform_reserved([0, 1]), pods, "v3").replace(b'"dataChecksum":', b'"dataChecksum":1', 1)
+    else:
+        raw = recorded_checkpoint(before, uniform_reserved([0, 1]), pods)
+        fields = checkpoint.inspect_checkpoint(raw).content
+        raw = _with_checksum(raw, 0 if damage == "zero-legacy-checksum" else checkpoint.v1_name_checksum(fields))
+    result = probe(tmp_path, before, after, pods=pods, checkpoint_bytes=raw)
+    assert result.assessment.verdict == "unsupported_layout"
+    assert result.assessment.plan is None
+    message = result.assessment.causes_for("unsupported_layout")[0]
+    assert "kubelet releases disagree about this file: %s accept it, %s refuse it" % (accepting, refusing) in message
+    assert ", ".join(result.assessment.report.releases_accepting) == accepting
+    facts = assessment_facts(result)
+    assert ", ".join(facts["checkpoint"]["releases_refusing"]) == refusing

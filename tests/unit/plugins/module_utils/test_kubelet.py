@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -297,7 +298,7 @@ def test_defaults_when_nothing_is_configured(tmp_path):
     assert settings.field_sources["policy"] == "default"
     assert settings.reserved_memory == {} and settings.reserved_memory_entries == ()
     assert settings.system_reserved == {} and settings.kube_reserved == {}
-    assert settings.eviction_hard_memory == "100Mi"
+    assert settings.eviction_hard_memory is None  # kubelet sets its default thresholds only with a --config file
     assert settings.root_dir == "/var/lib/kubelet"
     assert settings.config_path == "/var/lib/kubelet/config.yaml"
     assert settings.state_file == "/var/lib/kubelet/memory_manager_state"
@@ -309,7 +310,11 @@ def test_defaults_when_nothing_is_configured(tmp_path):
 
 def test_yaml_config(tmp_path):
     settings = settings_for(tmp_path, YAML_CONFIG)
-    assert settings.problems == ()
+    # cmd/kubelet/app/server.go parseResourceList: cpu, memory, ephemeral-storage and pid only.
+    assert settings.problems == (
+        'kubelet config: systemReserved value failed to parse: cannot reserve "hugepages-1Gi" resource '
+        "(only cpu, memory, ephemeral-storage, pid can be reserved)",
+    )
     assert settings.policy == "Static" and settings.field_sources["policy"] == "/var/lib/kubelet/config.yaml"
     assert settings.distribution == "kubeadm" and settings.config_problems == ()
     assert settings.reserved_memory == {0: {"memory": GiB, "hugepages-1Gi": 2 * GiB}, 1: {"memory": 1536 * MiB}}
@@ -367,8 +372,14 @@ def test_bad_config_documents_are_problems(tmp_path, text, fragment):
     assert settings.problems == () and settings.policy == "None"
 
 
-def test_empty_config_file_means_defaults(tmp_path):
+def test_empty_config_file_is_refused_as_kubelet_refuses_it(tmp_path):
+    # kubeletconfig/configfiles Load: "no configuration is an error" - kubelet does not start on defaults.
     settings = settings_for(tmp_path, "")
+    assert settings.config_problems and 'kubelet config file "/var/lib/kubelet/config.yaml" was empty' in settings.config_problems[0]
+
+
+def test_a_config_file_without_eviction_hard_gets_kubelets_default_threshold(tmp_path):
+    settings = settings_for(tmp_path, "memoryManagerPolicy: None\n")
     assert settings.problems == () and settings.policy == "None" and settings.eviction_hard_memory == "100Mi"
 
 
@@ -808,3 +819,36 @@ def test_settings_can_be_built_directly():
         config_path=None,
     )
     assert node_allocatable_errors(settings, [0], 8 * GiB) == []
+
+
+@pytest.mark.parametrize("value, accepted", [("2", True), ("0", True), ("", False), ("two", False), ("-1", False), ("4294967296", False)])
+def test_log_level_flag_kubelet_cannot_parse_is_a_problem(value, accepted):
+    # klog Level.Set: strconv.ParseUint(value, 10, 32); "--v=${UNSET}" makes kubelet exit before anything else.
+    flags = parse_kubelet_flags(["--v=" + value])
+    if accepted:
+        assert flags.problems == ()
+    else:
+        assert flags.problems == ('invalid argument "%s" for "--v" flag: strconv.ParseUint: parsing "%s": invalid syntax' % (value, value),)
+
+
+@pytest.mark.parametrize("args", [["--pod-infra-container-image=pause:3.5"], ["--pod-infra-container-image", "pause:3.5", "--v=2"]])
+def test_a_flag_kubelet_1_35_no_longer_knows_is_a_problem_naming_the_releases(args):
+    # pflag "unknown flag" from 1.35 on (v1.34.4 still defines it): the supported releases disagree.
+    flags = parse_kubelet_flags(args + ["--memory-manager-policy=Static"])
+    assert flags.problems == (
+        "unknown flag: --pod-infra-container-image (kubelet releases disagree: 1.34 accept it, 1.35, 1.36, 1.37 "
+        "refuse to start with it)",
+    )
+    assert flags.policy == "Static"
+
+
+def test_merge_default_eviction_settings_in_a_drop_in_adds_nothing(tmp_path):
+    # loadConfigFile merges kubelet's default thresholds only for the --config file's own flag; drop-ins are
+    # merged after it and never bring the defaults back.
+    dropin = json.dumps({"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+                         "mergeDefaultEvictionSettings": True, "evictionHard": {"nodefs.available": "5%"}})
+    root = build_node_tree(tmp_path, kubelet_config={"evictionHard": {"imagefs.available": "5%"}},
+                           extra_files={"/etc/kubernetes/kubelet.conf.d/50-eviction.conf": dropin})
+    settings = load_kubelet_settings(root, config_dir="/etc/kubernetes/kubelet.conf.d")
+    assert settings.dropins == ("/etc/kubernetes/kubelet.conf.d/50-eviction.conf",)
+    assert settings.eviction_hard_memory is None

@@ -8,10 +8,12 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import (
     QuantityError,
+    converts_to_int64,
     describe_bytes,
     format_binary_quantity,
     hugepage_resource_name,
     parse_quantity,
+    to_byte_quantity,
 )
 
 
@@ -104,3 +106,27 @@ def test_huge_exponents_are_bounded_work(text, expected):
 def test_huge_exponents_do_not_fit(text):
     with pytest.raises(QuantityError, match="does not fit in 64 bits"):
         parse_quantity(text)
+
+
+# resource.ParseQuantity(text).AsInt64() of k8s.io/apimachinery v0.37.2 (and v0.34.4: the same code), run on
+# each spelling: kubelet's convertReserved fails where it says False.
+AS_INT64 = {
+    "1Gi": True, "1.5Gi": False, "1.0Gi": False, "1.Gi": True, "0.5Gi": False, "100000Gi": False, "99999Gi": True,
+    "1Ei": False, "7Ei": False, "1Pi": False, "1Ti": True, "10Ti": True, "100Ti": False, "12345678Mi": True,
+    "123456789Mi": False, "12345678901Ki": True, "123456789012Ki": False, "007Gi": True, "0001Mi": True,
+    "1000m": False, "1.5": False, "1.5G": True, "1.50G": True, "1e9": True, "1.5e3": True, "1.5555k": False,
+    "1.5550k": False, ".5k": True, "0": True, "0.0": False, "00": True, "1024": True, "1E": True, "9E": True,
+    "10E": False, "1.5E": True, "9.3e18": False, "1e18": True, "123456789012345678": True,
+    "1234567890123456789": False, "+1Gi": True, "-1Gi": True, "1e-3": False, "1n": False, "1000000000n": False,
+}
+
+
+@pytest.mark.parametrize("text", sorted(AS_INT64))
+def test_converts_to_int64_as_apimachinery_does(text):
+    assert converts_to_int64(text) is AS_INT64[text]
+
+
+def test_a_parsed_quantity_keeps_its_spelling():
+    quantity, problem = to_byte_quantity(" 1.5Gi", "reservedMemory")
+    assert problem is None and int(quantity) == 1536 * 1024 * 1024 and quantity.text == "1.5Gi"
+    assert to_byte_quantity(2048, "x")[0].text == "2048"

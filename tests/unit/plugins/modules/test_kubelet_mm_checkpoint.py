@@ -479,7 +479,7 @@ def unreadable_config(tmp_path):
     "build, verdict",
     [
         (hostile_iomem, "bound_unknown"),
-        (missing_node_dir, "topology_changed"),
+        (missing_node_dir, "kubelet_config_rejected"),  # reservedMemory names the vanished node 0
         (unreadable_config, None),
     ],
     ids=["iomem-17-hex-digits", "missing-node-dir", "unreadable-kubelet-config"],

@@ -146,7 +146,18 @@ def _node1_removed(tmp_path: Any) -> str:
     recorded = boot_with_hugepages()
     current = Boot({0: recorded.mem_total_kb[0]}, {0: dict(recorded.pools(0))})
     pods = guaranteed_pods(2, affinity=(0,))
-    return write_kubelet_node(os.path.join(str(tmp_path), "node"), recorded, current, reserved=uniform_reserved([0, 1]), pods=pods)
+    reserved = {0: {"memory": 2 * GIB}}  # on node 0 only: a reservation on node 1 is a configuration kubelet rejects
+    return write_kubelet_node(os.path.join(str(tmp_path), "node"), recorded, current, reserved=reserved, pods=pods)
+
+
+def _policy_typo(tmp_path: Any) -> str:
+    return kaslr_node(tmp_path, config=kubelet_config(uniform_reserved([0, 1]), policy="static"))
+
+
+def _reservation_as_a_fraction(tmp_path: Any) -> str:
+    config = kubelet_config(uniform_reserved([0, 1]))
+    config["reservedMemory"][0]["limits"]["memory"] = "1.0Gi"  # memory_manager.go convertReserved: not an int64
+    return kaslr_node(tmp_path, config=config)
 
 
 def _reserved_doubled(tmp_path: Any) -> str:
@@ -190,6 +201,8 @@ NON_REPAIRABLE = {
     "corrupt_wrong_checksum": (_wrong_checksum, "corrupt"),
     "unsupported_layout_zero_checksum": (_zero_checksum, "unsupported_layout"),
     "policy_mismatch": (_policy_none, "policy_mismatch"),
+    "kubelet_config_rejected_policy_typo": (_policy_typo, "kubelet_config_rejected"),
+    "kubelet_config_rejected_fraction": (_reservation_as_a_fraction, "kubelet_config_rejected"),
     "topology_changed_node_removed": (_node1_removed, "topology_changed"),
     "reserved_changed": (_reserved_doubled, "reserved_changed"),
     "hugepages_changed": (_hugepages_lost, "hugepages_changed"),
