@@ -213,7 +213,8 @@ def parse_reserved_memory_flag(value: str) -> Tuple[MemoryReservation, ...]:
                 parse_quantity(quantity_text_value, allow_negative=True)
             except QuantityError:
                 raise ValueError("failed to parse the quantatity, expected quantatity, got %s" % quantity_text_value)
-            quantity, problem = to_byte_quantity(quantity_text_value, "reserved memory %s on NUMA node %d" % (name, numa_node))
+            quantity, problem = to_byte_quantity(quantity_text_value, "reserved memory %s on NUMA node %d" % (name, numa_node),
+                                                 allow_negative=True)
             if quantity is None:
                 raise ValueError(problem)
             limits[name] = quantity
@@ -222,6 +223,8 @@ def parse_reserved_memory_flag(value: str) -> Tuple[MemoryReservation, ...]:
 
 
 def _limits_from_mapping(limits: object, where: str) -> Tuple[Tuple[Tuple[str, ByteQuantity], ...], List[str]]:
+    """``reservedMemory`` limits: kubelet's validation lets a negative quantity through (only zero is refused),
+    ``validateReservedMemory`` sums it as it is and ``convertReserved`` keeps it as an int64."""
     if not isinstance(limits, Mapping):
         return (), ["%s: limits must be a mapping of resource to quantity, got %s" % (where, type(limits).__name__)]
     parsed = []
@@ -230,7 +233,7 @@ def _limits_from_mapping(limits: object, where: str) -> Tuple[Tuple[Tuple[str, B
         if not isinstance(name, str):
             problems.append("%s: resource name %r is not a string" % (where, name))
             continue
-        quantity, problem = to_byte_quantity(value, "%s %s" % (where, name))
+        quantity, problem = to_byte_quantity(value, "%s %s" % (where, name), allow_negative=True)
         if quantity is None:
             problems.append(problem)
             continue

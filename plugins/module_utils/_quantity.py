@@ -189,15 +189,15 @@ def quantity_format(value: object) -> str:
     return DECIMAL_SI
 
 
-def to_byte_quantity(value: object, what: str) -> Tuple[Optional[ByteQuantity], Optional[str]]:
-    """A non-negative quantity that fits kubelet's int64, or ``(None, problem)``."""
+def to_byte_quantity(value: object, what: str, allow_negative: bool = False) -> Tuple[Optional[ByteQuantity], Optional[str]]:
+    """A quantity that fits kubelet's int64 (non-negative unless ``allow_negative``), or ``(None, problem)``."""
     if isinstance(value, float) and math.isfinite(value):
         value = repr(value)
     try:
-        parsed = parse_quantity(value)
+        parsed = parse_quantity(value, allow_negative=allow_negative)
     except QuantityError as error:
         return None, "%s: %s" % (what, error)
-    if parsed > INT64_MAX:
+    if not _fits_int64(parsed):
         return None, "%s: %r does not fit in a signed 64-bit integer (kubelet cannot use it)" % (what, value)
     quantity = ByteQuantity(parsed, quantity_format(value))
     quantity.text = value.strip() if isinstance(value, str) else str(value)

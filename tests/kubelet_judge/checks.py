@@ -53,6 +53,9 @@ def note(text: str) -> None:
 
 # Stages before kubelet reads the checkpoint: a refusal there holds whatever the file says.
 CONFIGURATION_STAGES = ("config", "validate", "reserved", "machine", "new_manager")
+# Our verdicts for a configuration kubelet cannot start with, whatever the checkpoint holds.
+CONFIG_REJECTED = "kubelet_config_rejected"
+CONFIGURATION_VERDICTS = ("kubelet_config_unknown", CONFIG_REJECTED)
 
 
 def outcome(judgement: Judgement) -> str:
@@ -75,14 +78,18 @@ def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scr
     if tree_snapshot(root) != before_files:
         problems.append("the judge changed the tree")
     agreed = agrees(verdict, before)
-    rows = {j.release: ["as found: " + outcome(j), agreed] for j in before}
     if not agreed:
         problems.append("as found: our verdict %s; kubelet: %s" % (verdict, describe(before)))
-    elif all(outcome(j) == "refuses (configuration)" for j in before) and verdict != "kubelet_config_unknown":
-        # Agrees (both refuse), but kubelet rejects the configuration whatever the checkpoint holds:
-        # the verdict's advice (delete or rewrite the checkpoint) cannot help. Written down for the engine.
-        note("### %s / %s (configuration rejected by kubelet, verdict %s)\n\n- tree: %s\n- kubelet: %s" % (
-            corpus, name, verdict, describe_tree or root, describe(before)))
+    elif all(outcome(j) == "refuses (configuration)" for j in before) and verdict not in CONFIGURATION_VERDICTS:
+        # Both refuse, but kubelet rejects the configuration whatever the checkpoint holds: a checkpoint
+        # verdict's advice (delete or rewrite the checkpoint) cannot help.
+        agreed = False
+        problems.append("as found: kubelet rejects the configuration before reading the checkpoint (%s); our verdict %s "
+                        "is about the checkpoint" % (describe(before), verdict))
+    elif verdict == CONFIG_REJECTED and not any(outcome(j) == "refuses (configuration)" for j in before):
+        agreed = False
+        problems.append("as found: our verdict %s, but no release rejects the configuration: %s" % (verdict, describe(before)))
+    rows = {j.release: ["as found: " + outcome(j), agreed] for j in before}
     if verdict == REPAIRABLE and agreed:
         problems.extend(_judge_repair(judges, rows, result, root, scratch, bound))
     elif not result.assessment.repairable:

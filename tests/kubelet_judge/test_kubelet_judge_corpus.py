@@ -16,33 +16,17 @@ from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import corpus
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.checks import judge_tree
 from ansible_collections.nodeops.numa_drift.tests.unit.vectors import load_vectors
 
-# Disagreements found and not yet fixed in the engine (each listed in the report to the lead):
-# case name -> reason. xfail(strict=True): a fix makes the test fail until the entry goes.
-KNOWN_UNIT = {
-    "layout_v3_data_empty": "kubelet starts at every release with a V3 file whose data part is empty (it reads the inline "
-                            "part); we call it unsupported_layout",
-    "distribution_rke2": "kubelet defaults evictionHard only when --config names a file: with --config-dir alone there is no "
-                         "100Mi eviction reservation and kubelet refuses reservedMemory at every release; we call it drift_within_bound",
-    "distribution_k3s": "as distribution_rke2 (--config-dir only; k3s's defaults drop-in sets no memory.available threshold)",
-    "distribution_openshift": "--v=${KUBELET_LOG_LEVEL} with the optional env file absent gives --v=, which kubelet refuses "
-                              "before anything else; we call it drift_within_bound",
-    "distribution_eks-al2": "--pod-infra-container-image is gone from kubelet v1.35: only v1.34 starts after the repair; "
-                            "we call it drift_within_bound without naming the releases",
-}
-KNOWN_VECTORS: dict = {}
-KNOWN_CONFIG: dict = {}
 
 UNIT_CASES = corpus.unit_cases()
 CONFIG_CASES = corpus.config_cases()
 VECTORS = load_vectors()
 
 
-def _params(names, known):
-    return [pytest.param(name, id=name, marks=[pytest.mark.xfail(strict=True, reason=known[name])] if name in known else [])
-            for name in names]
+def _params(names):
+    return [pytest.param(name, id=name) for name in names]
 
 
-@pytest.mark.parametrize("name", _params(sorted(UNIT_CASES), KNOWN_UNIT))
+@pytest.mark.parametrize("name", _params(sorted(UNIT_CASES)))
 def test_unit_corpus_verdict_is_kubelets(judges, tmp_path, name):
     case = UNIT_CASES[name]
     root = case.build(str(tmp_path / "tree"))
@@ -50,7 +34,7 @@ def test_unit_corpus_verdict_is_kubelets(judges, tmp_path, name):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("name", _params([v["name"] for v in VECTORS], KNOWN_VECTORS))
+@pytest.mark.parametrize("name", _params([v["name"] for v in VECTORS]))
 def test_checkpoint_vector_verdict_is_kubelets(judges, tmp_path, name):
     vector = next(v for v in VECTORS if v["name"] == name)
     root = corpus.vector_tree(str(tmp_path / "tree"), vector["content"])
@@ -59,7 +43,7 @@ def test_checkpoint_vector_verdict_is_kubelets(judges, tmp_path, name):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("name", _params(sorted(CONFIG_CASES), KNOWN_CONFIG))
+@pytest.mark.parametrize("name", _params(sorted(CONFIG_CASES)))
 def test_configuration_verdict_is_kubelets(judges, tmp_path, name):
     case = CONFIG_CASES[name]
     root = case.build(str(tmp_path / "tree"))

@@ -71,6 +71,9 @@ evictionHard:
 """
 
 
+GIB_BYTES = 1024 ** 3
+
+
 def settings_for(tmp_path, config=None, **kwargs):
     root = build_node_tree(tmp_path, kubelet_config=config) if config is not None else build_node_tree(tmp_path)
     return load_kubelet_settings(root, **kwargs)
@@ -141,9 +144,13 @@ def test_reserved_memory_flag_errors_use_kubelet_text(value, message):
     assert str(error.value) == message
 
 
-def test_reserved_memory_flag_refuses_negative_and_oversized_values():
-    with pytest.raises(ValueError, match="negative"):
-        parse_reserved_memory_flag("0:memory=-1Gi")
+def test_reserved_memory_keeps_negative_values_and_refuses_oversized_ones():
+    # Kubelet's ReservedMemoryVar.Set and its config validation let a negative quantity through (only zero is
+    # refused): validateReservedMemory sums it as it is, convertReserved keeps it as an int64.
+    (entry,) = parse_reserved_memory_flag("0:memory=-1Gi")
+    assert entry.limits == (("memory", -GIB_BYTES),)
+    entries, problems = parse_reserved_memory_config([{"numaNode": 1, "limits": {"memory": "-512Mi"}}])
+    assert problems == [] and int(entries[0].limits[0][1]) == -512 * 1024 * 1024
     with pytest.raises(ValueError, match="signed 64-bit"):
         parse_reserved_memory_flag("0:memory=8Ei")
 
@@ -254,7 +261,7 @@ def test_reserved_memory_config_list():
         ([{"numaNode": True, "limits": {"memory": "1Gi"}}], "numaNode must be an integer"),
         ([{"numaNode": 2 ** 40, "limits": {"memory": "1Gi"}}], "does not fit in 32 bits"),
         ([{"numaNode": 0, "limits": ["memory"]}], "limits must be a mapping"),
-        ([{"numaNode": 0, "limits": {"memory": "-1Gi"}}], "is negative"),
+        ([{"numaNode": 0, "limits": {"memory": "-9Ei"}}], "signed 64-bit"),
         ([{"numaNode": 0, "limits": {"memory": "99999999999Ei"}}], "does not fit in 64 bits"),
         ([{"numaNode": 0, "limits": {"memory": 2 ** 63}}], "signed 64-bit"),
         ([{"numaNode": 0, "limits": {"memory": True}}], "boolean"),
@@ -265,7 +272,7 @@ def test_reserved_memory_config_list():
 def test_reserved_memory_config_hostile_values_are_problems(value, fragment):
     entries, problems = parse_reserved_memory_config(value)
     assert len(problems) == 1 and fragment in problems[0]
-    assert all(name != "memory" or quantity >= 0 for entry in entries for name, quantity in entry.limits)
+    assert all(-(2 ** 63) <= quantity < 2 ** 63 for entry in entries for _name, quantity in entry.limits)
 
 
 def test_reserved_memory_override_dict_with_string_keys():
