@@ -335,7 +335,9 @@ def _start(kind, root):
     if kind == "module":
         command = [sys.executable, "-c", DRIVER, "kubelet_mm_checkpoint", json.dumps({"root": root, "repaired_by": "module"})]
     else:
-        command = [sys.executable, "-c", GUARD, "--root", root]
+        # A time limit far above the guard's 20 s default: on a loaded test machine the default can pass
+        # before the probe ends, and then the guard (rightly) gives up, touching nothing, with no decision.
+        command = [sys.executable, "-c", GUARD, "--root", root, "--time-limit", "300"]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
@@ -347,7 +349,9 @@ def _outcome(kind, process, root):
         result = json.loads(out)
         assert not result.get("failed"), result
         return result["changed"], result["message"] if "message" in result else result.get("msg", "")
-    with open(os.path.join(root, STATE, "guard.json")) as handle:
+    state = os.path.join(root, STATE, "guard.json")
+    assert os.path.exists(state), ("the guard recorded no decision", err.decode(errors="replace"))
+    with open(state) as handle:
         decision = json.load(handle)
     assert decision["action"] in ("repaired", "none"), (decision, err)
     return decision["action"] == "repaired", "%s: %s" % (decision["verdict"], decision["message"])
