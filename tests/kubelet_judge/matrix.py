@@ -62,11 +62,19 @@ def table() -> List[str]:
     return rows
 
 
-def write_doc(path: str) -> None:
+def write_doc(path: str) -> bool:
+    """Write the matrix of this run to ``path``; False when the file held another matrix (a stale doc)."""
     if not RECORDS:
-        return
+        return True
     totals = collections.Counter(release for _c, release, _v, _o, _a in RECORDS)
     text = DOC_HEADER % ", ".join("`%s` (%d cases)" % (release, totals[release]) for release in build.RELEASES)
     text += "\n".join(table()) + "\n"
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            unchanged = handle.read() == text
+    except FileNotFoundError:
+        unchanged = False
+    if not unchanged:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    return unchanged
