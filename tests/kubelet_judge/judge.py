@@ -118,16 +118,18 @@ def materialize_redirects(tree: str, scratch: str) -> str:
     return copy
 
 
-def judge(binary: str, tree: str, flags: Optional[Sequence[str]] = None, timeout: float = 120) -> Judgement:
+def judge(binary: str, tree: str, flags: Optional[Sequence[str]] = None, timeout: float = 120, written: str = "") -> Judgement:
+    """``written``: a path where the judge copies the checkpoint kubelet's state package holds after Start."""
     if flags is None:
         with tempfile.TemporaryDirectory(prefix="kubelet-judge-tree-") as scratch:
-            return _judge(binary, materialize_redirects(tree, scratch), flags, timeout)
-    return _judge(binary, tree, flags, timeout)
+            return _judge(binary, materialize_redirects(tree, scratch), flags, timeout, written)
+    return _judge(binary, tree, flags, timeout, written)
 
 
-def _judge(binary: str, tree: str, flags: Optional[Sequence[str]], timeout: float) -> Judgement:
+def _judge(binary: str, tree: str, flags: Optional[Sequence[str]], timeout: float, written: str) -> Judgement:
     args = kubelet_args(tree, flags)
-    proc = subprocess.run([binary, "--tree=" + tree] + args, capture_output=True, text=True, timeout=timeout, check=False)
+    own = ["--tree=" + tree] + (["--written-checkpoint=" + written] if written else [])
+    proc = subprocess.run([binary] + own + args, capture_output=True, text=True, timeout=timeout, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError("kubelet judge %s failed (exit %d): %s%s" % (binary, proc.returncode, proc.stdout, proc.stderr[-2000:]))

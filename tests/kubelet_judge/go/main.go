@@ -117,28 +117,40 @@ func main() {
 	fmt.Println(string(line))
 }
 
-// splitArgs takes the judge's own --tree=ROOT out of the command line; the rest is kubelet's.
-func splitArgs(all []string) (string, []string) {
-	tree := ""
+// judgeOptions are the judge's own flags; the rest of the command line is kubelet's.
+type judgeOptions struct {
+	tree string // --tree=ROOT: the node tree
+	// --written-checkpoint=PATH: where to copy the checkpoint kubelet's own state package holds
+	// after Start (on a tree with no checkpoint, the file this release writes for the machine).
+	written string
+}
+
+// splitArgs takes the judge's own flags (--tree=ROOT, --written-checkpoint=PATH) out of the command line.
+func splitArgs(all []string) (judgeOptions, []string) {
+	var opts judgeOptions
+	own := map[string]*string{"--tree": &opts.tree, "--written-checkpoint": &opts.written}
 	var rest []string
 	for i := 0; i < len(all); i++ {
+		name, value, hasValue := strings.Cut(all[i], "=")
+		target, ok := own[name]
 		switch {
-		case strings.HasPrefix(all[i], "--tree="):
-			tree = strings.TrimPrefix(all[i], "--tree=")
-		case all[i] == "--tree" && i+1 < len(all):
-			tree = all[i+1]
+		case ok && hasValue:
+			*target = value
+		case ok && i+1 < len(all):
+			*target = all[i+1]
 			i++
 		default:
 			rest = append(rest, all[i])
 		}
 	}
-	return tree, rest
+	return opts, rest
 }
 
 func judge(all []string) (json.RawMessage, error) {
 	ctx := context.Background()
 	logger := klog.Background()
-	tree, args := splitArgs(all)
+	opts, args := splitArgs(all)
+	tree := opts.tree
 	if tree == "" {
 		return nil, at("usage", fmt.Errorf("--tree=ROOT is required"))
 	}
@@ -199,6 +211,15 @@ func judge(all []string) (json.RawMessage, error) {
 	state, err := heldState(mgr)
 	if err != nil {
 		return nil, at("start", err)
+	}
+	if opts.written != "" {
+		data, err := os.ReadFile(filepath.Join(scratch, "memory_manager_state"))
+		if err == nil {
+			err = os.WriteFile(opts.written, data, 0o600)
+		}
+		if err != nil {
+			return state, at("start", fmt.Errorf("--written-checkpoint: %w", err))
+		}
 	}
 	// containerManagerImpl.Start then refuses a reservation larger than the capacity.
 	if err := validateNodeAllocatable(capacity, reservation); err != nil {
