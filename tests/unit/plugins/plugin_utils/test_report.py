@@ -306,3 +306,9 @@ def test_a_node_lost_during_the_run_is_unreachable_unless_it_had_failed():
     assert [entry["action"] for entry in rows] == ["unreachable", "rolled_back", "repaired"]
     assert "connection to the node was lost" in rows[0]["message"] and "--limit n1" in rows[0]["message"]
     assert rows[0]["verdict_before"] == "drift_within_bound"
+
+
+def test_every_verdict_has_a_colour_on_the_page():
+    with open(_report.TEMPLATE, encoding="utf-8") as handle:
+        page = handle.read()
+    assert [verdict for verdict in _drift.VERDICTS if ".v-%s" % verdict not in page] == []
