@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
-from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, Fleet
+from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, Fleet, make_fleet
 from ansible_collections.nodeops.numa_drift.tests.sandbox.supervisor import load_service
 from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import VENV_BIN, ansible_module, collections_tree
 
@@ -40,14 +39,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    collections = collections_tree(str(tmp_path_factory.mktemp("collections")))
-    directory = str(tmp_path_factory.mktemp("fleet-distros"))
-    built = Fleet(directory, collections, "distros")
-    try:
-        yield built
-    finally:
-        built.down()
-        shutil.rmtree(directory, ignore_errors=True)
+    yield from make_fleet(tmp_path_factory, collections_tree(str(tmp_path_factory.mktemp("collections"))), "distros")
 
 
 def systemctl(fleet: Fleet, name: str, *args: str) -> subprocess.CompletedProcess:

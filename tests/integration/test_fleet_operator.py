@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, LEASE, Fleet, Run
+from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, LEASE, Fleet, Run, make_fleet
 from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import VENV_BIN, collections_tree
 
 pytestmark = pytest.mark.skipif(
@@ -112,14 +112,7 @@ def failures(output: str) -> List[str]:
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    collections = collections_tree(str(tmp_path_factory.mktemp("collections")))
-    directory = str(tmp_path_factory.mktemp("fleet-operator"))
-    built = Fleet(directory, collections, "all-drift")
-    try:
-        yield built
-    finally:
-        built.down()
-        shutil.rmtree(directory, ignore_errors=True)
+    yield from make_fleet(tmp_path_factory, collections_tree(str(tmp_path_factory.mktemp("collections"))), "all-drift")
 
 
 # --------------------------------------------------------------------------- any inventory (item 0)
