@@ -122,6 +122,7 @@ def define(args: argparse.Namespace) -> dict:
         "kaslr": bool(args.kaslr),
         "append": args.append or "",
         "tunnels": [parse_tunnel(t) for t in args.tunnel or []],
+        "drives": [os.path.abspath(path) for path in args.drive or []],
         "ssh_port": None,
         "boots": [],
     }
@@ -296,6 +297,11 @@ def qemu_command(vm: dict, serial_log: str) -> List[str]:
         "-append", kernel_append(vm),
         "-drive", "file=%s,if=virtio,format=qcow2,cache=unsafe,discard=unmap"
         % os.path.join(vm["vm_dir"], "overlay.qcow2"),
+    ]
+    # Extra read-only disks (/dev/vdb, /dev/vdc, ...): e.g. the real kubelet's binaries.
+    for path in vm.get("drives", []):
+        cmd += ["-drive", "file=%s,if=virtio,format=raw,readonly=on" % path]
+    cmd += [
         "-netdev", "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22" % vm["ssh_port"],
         "-device", "virtio-net-pci,netdev=n0",
         "-device", "virtio-rng-pci",
@@ -557,6 +563,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--kaslr", action="store_true")
     p.add_argument("--append", default="")
     p.add_argument("--tunnel", action="append")
+    p.add_argument("--drive", action="append", help="a raw disk image attached read-only at every boot (repeatable)")
 
     for name in ("boot", "reboot", "set"):
         p = sub.add_parser(name)

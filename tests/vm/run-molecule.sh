@@ -71,6 +71,16 @@ image_start=$(date +%s)
 image=$(bash "$HERE/build-image.sh") || { say "FAILED: guest image build"; exit 1; }
 say "guest image $image ready in $(($(date +%s) - image_start))s"
 
+# The guests' real kubelet (tests/vm/kubelet_disk.py: kubelet v1.34 and v1.37 built from k8s.io/kubernetes,
+# kubelet's fake remote runtime, on a read-only disk): built here when not cached (Go from
+# scripts/go-toolchain.sh, as the kubelet judges), so create.yml only reuses it.
+kubelet_start=$(date +%s)
+if ! python3 "$HERE/kubelet_disk.py" --check; then
+  go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || { say "FAILED: no Go toolchain for the guests' kubelet"; exit 1; }
+  PATH="$(dirname "$go"):$PATH" python3 "$HERE/kubelet_disk.py" >/dev/null || { say "FAILED: the guests' kubelet build"; exit 1; }
+fi
+say "guests' kubelet ready in $(($(date +%s) - kubelet_start))s"
+
 # Copy molecule's output through, noting when each scenario starts and its recap line.
 declare -A started=() recap=()
 order=()
