@@ -6,7 +6,8 @@ Runs in the guest (``ansible.builtin.script``: one transfer, one Python start un
 one JSON object: kubelet's systemd state and unit text, this boot's id, the guard's record
 (``guard.json``), its metrics file parsed into samples, the checkpoint's sha256, the backups with
 their sha256, which of the guard's files exist, and from this boot's journal of the kubelet unit
-the guard's lines and kubelet's fatal errors (the line after the stand-in's ``command failed``).
+the guard's lines and kubelet's fatal errors (a real kubelet's ``err=`` of its fatal line, or the line
+after the stand-in's ``command failed``).
 
   guard_state.py                      read everything
   guard_state.py --restart-kubelet    first restart kubelet and wait until that start has failed
@@ -34,6 +35,9 @@ DROPIN = DROPIN_DIR + "/nodeops-numa-drift-guard.conf"
 METRICS = "/var/lib/node_exporter/textfile_collector/nodeops_numa_drift.prom"
 PROPERTIES = ("ActiveState", "SubState", "NRestarts", "MainPID", "ExecMainStatus", "DropInPaths", "ExecStartPre")
 FAILED = "kubelet_standin] command failed"
+# A real kubelet's fatal start-up lines (klog): the container manager's failure (memory manager
+# included, pkg/kubelet/kubelet.go) and the command's failure (cmd/kubelet/app); their err="..." value.
+_KUBELET_FATAL = re.compile(r'\] "(?:Failed to start ContainerManager|command failed)" err="(.*)"$')
 GUARD = "numa-drift-guard: "
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)$")
 
@@ -73,8 +77,16 @@ def journal() -> List[str]:
 
 
 def fatal_errors(lines: List[str]) -> List[str]:
-    """Kubelet's fatal error of each failed start: the stand-in writes it right after 'command failed'."""
-    return [lines[i + 1] for i, line in enumerate(lines[:-1]) if line.endswith(FAILED)]
+    """Kubelet's fatal error of each failed start: a real kubelet's err="..." of its fatal line, or the
+    line the stand-in writes right after 'command failed'."""
+    found = []
+    for i, line in enumerate(lines):
+        match = _KUBELET_FATAL.search(line)
+        if match:
+            found.append(match.group(1).replace('\\"', '"'))
+        elif line.endswith(FAILED) and i + 1 < len(lines):
+            found.append(lines[i + 1])
+    return found
 
 
 def of_journal(lines: List[str]) -> Dict[str, Any]:
