@@ -38,6 +38,7 @@ def _full_run(session) -> bool:
         "test_configuration_verdict_is_kubelets": len(corpus.config_cases()),
         "test_checkpoint_vector_verdict_is_kubelets": len(load_vectors()),
         "test_generated_reboot_verdict_is_kubelets": 1,
+        "test_sandbox_fleet_verdict_is_kubelets": len(corpus.sandbox_fleet_trees()),
         "test_a_checkpoint_written_by_each_release_is_judged_at_every_release": len(build.RELEASES),
     }
     found = collections.Counter(getattr(item, "originalname", item.name) for item in session.items if matrix.is_judge_test(item.nodeid))
