@@ -241,8 +241,19 @@ func judge(all []string) (json.RawMessage, error) {
 	return state, nil
 }
 
-// loadConfiguration follows cmd/kubelet/app.NewKubeletCommand's RunE up to validation.
-func loadConfiguration(ctx context.Context, args []string) (*kubeletconfig.KubeletConfiguration, *options.KubeletFlags, error) {
+// loadConfiguration follows cmd/kubelet/app.NewKubeletCommand's RunE up to validation. Kubelet's
+// config defaulting panics on some values (v1.34/v1.35 SetDefaults_KubeletConfiguration on a
+// feature gate they do not know): kubelet exits there, a refusal of its configuration.
+func loadConfiguration(ctx context.Context, args []string) (kc *kubeletconfig.KubeletConfiguration, flags *options.KubeletFlags, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			kc, flags, err = nil, nil, at("config", fmt.Errorf("kubelet panics: %v", r))
+		}
+	}()
+	return loadConfigurationSteps(ctx, args)
+}
+
+func loadConfigurationSteps(ctx context.Context, args []string) (*kubeletconfig.KubeletConfiguration, *options.KubeletFlags, error) {
 	fs := pflag.NewFlagSet("kubelet", pflag.ContinueOnError)
 	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
 	fs.SetOutput(io.Discard)
