@@ -16,7 +16,9 @@ The verdict is never written here: the probe gives it and kubelet's code at ever
 Translated (cases per test; the same tables at v1.34.4, v1.35.4, v1.36.3 and v1.37.2 unless said):
 
 - ``policy_static_test.go`` ``TestStaticPolicyStart``: 15 cases, each checkpoint in the legacy
-  layout and in v1.37's ``data`` layout (our writer, kubelet checks the checksums).
+  layout and in v1.37's ``data`` layout (our writer, kubelet checks the checksums); the two it
+  starts with (a cross-NUMA group with 1 GiB pages, a group whose free and reserved memory kubelet
+  compares as sums) also after a reboot that moved the kernel image (45260 kB) from node 0 to node 1.
 - ``memory_manager_test.go`` ``TestNewManager`` (5), ``TestGetSystemReservedMemory`` (3),
   ``TestValidateReservedMemory`` (8), ``TestConvertPreReserved`` (3): no checkpoint (kubelet's first
   start), the reservation in the configuration.
@@ -68,6 +70,7 @@ GB = 1024 * MB
 PAGE_1G_KB = 1048576
 PAGE_2M_KB = 2048
 EVICTION_DEFAULT = 100 * MB  # kubelet's default evictionHard memory.available
+KASLR_MOVE_KB = 45260  # the kernel image moving to another NUMA node (the molecule guests)
 ALL = ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2")
 NOT_EQUAL = "is not equal to the value"
 NO_RESERVED = "you should specify the system reserved memory"
@@ -89,6 +92,7 @@ class TableCase(NamedTuple):
     expect: Optional[str] = None  # None: kubelet starts; else a piece of kubelet's error on this tree
     held: Optional[Mapping[str, Any]] = None  # the machine state kubelet then holds (the test's expectedMachineState)
     note: str = ""
+    moved_kb: int = 0  # a derived case: the next boot moved this much memory (kB) from NUMA node 0 to node 1
 
 
 def table(total: int, system_reserved: int, allocatable: int, reserved: int, free: int) -> Dict[str, int]:
@@ -364,6 +368,9 @@ def table_cases() -> Dict[str, TableCase]:
     for case in _start_cases() + _manager_cases() + _restore_cases():
         span = "" if case.releases == ALL else "[%s]" % ",".join(case.releases)
         cases["%s%s/%s" % (case.test, span, case.case)] = case
+        if case.test == START and case.state is not None and case.expect is None:
+            # Derived: the same node after a reboot that moved the kernel image (45260 kB) from node 0 to node 1.
+            cases["%s/%s, then a KASLR reboot" % (case.test, case.case)] = case._replace(moved_kb=KASLR_MOVE_KB, held=None)
     return cases
 
 
@@ -452,6 +459,7 @@ def build(root: str, case: TableCase, layout: str) -> str:
     config.update(reservation_config(allocatable))
     if case.feature_gates:
         config["featureGates"] = dict(case.feature_gates)
-    nodes = {n: {"mem_total_kb": memory // 1024, "hugepages": dict(pages)} for n, (memory, pages) in machine.items()}
+    moved = {0: -case.moved_kb, 1: case.moved_kb} if case.moved_kb else {}
+    nodes = {n: {"mem_total_kb": memory // 1024 + moved.get(n, 0), "hugepages": dict(pages)} for n, (memory, pages) in machine.items()}
     content = checkpoint_bytes(case, layout)
     return build_node_tree(root, nodes=nodes, kubelet_config=config, checkpoint=OMIT if content is None else content)
