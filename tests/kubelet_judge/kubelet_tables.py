@@ -23,8 +23,11 @@ Translated (cases per test; the same tables at v1.34.4, v1.35.4, v1.36.3 and v1.
   ``TestValidateReservedMemory`` (8), ``TestConvertPreReserved`` (3): no checkpoint (kubelet's first
   start), the reservation in the configuration.
 - ``state/state_checkpoint_test.go`` ``TestCheckpointStateRestore``: the checkpoint content
-  verbatim: 4 cases at v1.34.4/v1.35.4, 10 at v1.36.3, 17 at v1.37.2 (a ``fgRequirements`` case
-  once per gate setting it needs), on a machine sized from the content's own machine state.
+  verbatim: 4 cases at v1.34.4/v1.35.4, 10 at v1.36.3, 18 at v1.37.2 (a case several releases' files
+  hold alike is one tree; v1.37 runs its gate-free cases with ``PodLevelResourceManagers`` off and on,
+  the tree once at the default; a case that needs the gate on has it in ``featureGates``), on a
+  machine sized from the content's own machine state (2048 bytes: ``MemTotal: 2 kB``, 512 bytes
+  reserved).
 
 What a node tree cannot say, and how it is said instead:
 
@@ -281,6 +284,16 @@ def _legacy(checksum: int, affinity_key: str = "numaAffinity") -> str:
     return _doc('"policyName":"static"', _STATE, _ENTRIES.replace("numaAffinity", affinity_key), '"checksum":%d' % checksum)
 
 
+def _v1_and(*parts: str) -> str:
+    """A valid legacy checkpoint with V3 parts added."""
+    return _doc('"policyName":"static"', _STATE, _ENTRIES, '"checksum":4215593881', *parts)
+
+
+def _v3(data: str, data_checksum: int) -> str:
+    """A V3 checkpoint whose inline (V2) part is the damaged one (its data part must win)."""
+    return _doc(_OTHER, '"checksum":1234', '"data":' + data, '"dataChecksum":%d' % data_checksum)
+
+
 def _v2(checksum: int) -> str:
     return _doc('"policyName":"static"', _STATE, _ENTRIES, _POD_ENTRIES, '"checksum":%d' % checksum)
 
@@ -315,27 +328,17 @@ def _restore_cases() -> List[TableCase]:
          _doc('"policyName":"static"', _STATE, '"entries":{}', '"podEntries":{}', '"checksum":12345'), "static", ON, CORRUPT),
         (r37, "Restore non-existing checkpoint", "", "none", {}, None),
         (r37, "Fail to restore checkpoint with invalid JSON", "{", "none", {}, "unexpected end of JSON input"),
-        (r37, "Fail to restore checkpoint without data section", _doc('"policyName":"static"', _STATE, _ENTRIES,
-                                                                        '"checksum":4215593881', '"dataChecksum":1234'),
-         "none", {}, "unexpected end of JSON input"),
-        (r37, "Fail to restore checkpoint without dataChecksum section", _doc('"policyName":"static"', _STATE, _ENTRIES,
-                                                                               '"checksum":4215593881', '"data":' + _DATA),
-         "none", {}, CORRUPT),
-        (r37, "Restore valid checkpoint", _doc(_OTHER, '"checksum":1234', '"data":' + _DATA, '"dataChecksum":1849615440'),
-         "static", {}, POLICY_MISMATCH),
-        (r37, "Fail to restore checkpoint with invalid dataChecksum", _doc('"policyName":"static"', _STATE, _ENTRIES,
-                                                                            '"checksum":4215593881', '"data":' + _DATA,
-                                                                            '"dataChecksum":1234'), "none", {}, CORRUPT),
-        (r37, "Fail to restore checkpoint with invalid data JSON", _doc('"policyName":"static"', _STATE, _ENTRIES,
-                                                                         '"checksum":4215593881', '"data":"{"',
-                                                                         '"dataChecksum":1234'),
-         "none", {}, "unexpected end of JSON input"),
-        (r37, "Fail to restore checkpoint with invalid policy name", _doc(_OTHER, '"checksum":1234', '"data":' + _DATA,
-                                                                          '"dataChecksum":1849615440'),
-         "none", {}, POLICY_MISMATCH),
-        (r37, "Restore checkpoint ignoring unknown fields in data section", _doc(_OTHER, '"checksum":1234', '"data":' + _DATA_UNKNOWN,
-                                                                                  '"dataChecksum":2100279793'),
-         "static", {}, POLICY_MISMATCH),
+        (r37, "Fail to restore checkpoint without data section", _v1_and('"dataChecksum":1234'), "none", {},
+         "unexpected end of JSON input"),
+        (r37, "Fail to restore checkpoint without dataChecksum section", _v1_and('"data":' + _DATA), "none", {}, CORRUPT),
+        (r37, "Restore valid checkpoint", _v3(_DATA, 1849615440), "static", {}, POLICY_MISMATCH),
+        (r37, "Fail to restore checkpoint with invalid dataChecksum", _v1_and('"data":' + _DATA, '"dataChecksum":1234'), "none", {},
+         CORRUPT),
+        (r37, "Fail to restore checkpoint with invalid data JSON", _v1_and('"data":"{"', '"dataChecksum":1234'), "none", {},
+         "unexpected end of JSON input"),
+        (r37, "Fail to restore checkpoint with invalid policy name", _v3(_DATA, 1849615440), "none", {}, POLICY_MISMATCH),
+        (r37, "Restore checkpoint ignoring unknown fields in data section", _v3(_DATA_UNKNOWN, 2100279793), "static", {},
+         POLICY_MISMATCH),
         (r37, "Restore checkpoint from v1 (migration)", _legacy(4215593881), "static", {}, POLICY_MISMATCH),
         (r37, "Restore checkpoint from v1 (migration) with checksum zeroed", _legacy(0), "static", {}, POLICY_MISMATCH),
         (r37, "Fail to restore checkpoint from v1 with invalid checksum", _legacy(101010, "affinity"), "static", {}, CORRUPT),
