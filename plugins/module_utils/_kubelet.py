@@ -50,6 +50,7 @@ __all__ = [
     "parse_key_value_flag",
     "parse_eviction_hard_flag",
     "parse_feature_gates_flag",
+    "added_gate_problems",
     "parse_kubelet_flags",
     "parse_kubelet_config",
     "effective_reserved_memory",
@@ -355,6 +356,25 @@ def _removed_flag_problem(name: str) -> Optional[str]:
     accepting = [release for release in SUPPORTED_RELEASES if release not in refusing]
     return "unknown flag: --%s (kubelet releases disagree: %s accept it, %s refuse to start with it)" % (
         name, ", ".join(accepting), ", ".join(refusing))
+
+
+# Feature gates some supported kubelet releases do not know yet: name -> the first release that knows it.
+# Kubelet refuses a gate it does not know, from its command line or its configuration file ("unrecognized
+# feature gate"; v1.34 and v1.35 panic while defaulting the file), so the releases disagree about it.
+ADDED_GATES = {"PodLevelResourceManagers": "1.36"}
+
+
+def added_gate_problems(*gate_maps: object) -> List[str]:
+    """A problem for each gate of ``ADDED_GATES`` named (on or off) in the ``featureGates`` maps given."""
+    named = [name for gates in gate_maps if isinstance(gates, Mapping) for name in gates if name in ADDED_GATES]
+    problems = []
+    for name in dict.fromkeys(named):
+        known_in = tuple(map(int, ADDED_GATES[name].split(".")))
+        accepting = [release for release in SUPPORTED_RELEASES if tuple(map(int, release.split("."))) >= known_in]
+        refusing = [release for release in SUPPORTED_RELEASES if release not in accepting]
+        problems.append("unrecognized feature gate: %s (kubelet releases disagree: %s accept it, %s refuse to start with it)" % (
+            name, ", ".join(accepting), ", ".join(refusing)))
+    return problems
 
 
 def _flag_name_and_value(args: Sequence[str], index: int) -> Tuple[Optional[str], Optional[str], int, Optional[str]]:

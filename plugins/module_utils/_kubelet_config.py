@@ -40,6 +40,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
     KubeletFlags,
     KubeletSettings,
     MemoryReservation,
+    added_gate_problems,
     effective_reserved_memory,
     go_quote,
     eviction_memory,
@@ -416,6 +417,7 @@ def load_kubelet_settings(
 
     _apply_layers(builder, layers)
     _apply_flags(builder, parsed)
+    builder.problems.extend(added_gate_problems(parsed.feature_gates, layers.document.get("featureGates")))
     _apply_overrides(builder, policy, reserved_memory)
     return KubeletSettings(
         policy=builder.policy,

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, corpus, matrix
+from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, corpus, kubelet_tables, matrix
 from ansible_collections.nodeops.numa_drift.tests.unit.vectors import load_vectors
 
 
@@ -38,7 +38,10 @@ def _full_run(session) -> bool:
         "test_configuration_verdict_is_kubelets": len(corpus.config_cases()),
         "test_checkpoint_vector_verdict_is_kubelets": len(load_vectors()),
         "test_generated_reboot_verdict_is_kubelets": 1,
+        "test_sandbox_fleet_verdict_is_kubelets": len(corpus.sandbox_fleet_trees()),
         "test_a_checkpoint_written_by_each_release_is_judged_at_every_release": len(build.RELEASES),
+        "test_a_checkpoint_with_assignments_written_by_each_release_is_judged_at_every_release": len(build.RELEASES),
+        "test_kubelet_unit_table_verdict_is_kubelets": sum(len(kubelet_tables.layouts(case)) for case in kubelet_tables.table_cases().values()),
     }
     found = collections.Counter(getattr(item, "originalname", item.name) for item in session.items if matrix.is_judge_test(item.nodeid))
     return all(found[name] == count for name, count in wanted.items())

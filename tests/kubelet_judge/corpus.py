@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
@@ -240,6 +240,27 @@ def _kaslr_node_at(root: str, layout: str) -> str:
     import pathlib
 
     return kaslr_node(pathlib.Path(root), layout=layout)
+
+
+# --- the sandbox fleet's nodes ----------------------------------------------------------------
+
+
+def sandbox_fleet_trees() -> Dict[str, Tuple[str, Any]]:
+    """The sandbox fleet's nodes (``fleet.SCENARIOS``), laid out by ``fleet.write_node_tree`` in a test.
+
+    ``{"<scenario>/<node>": (node name, plan)}``: each scenario at its default size, a node
+    already listed under an earlier scenario (same name, same plan: the same tree) left out."""
+    from ansible_collections.nodeops.numa_drift.tests.sandbox import fleet
+
+    trees: Dict[str, Tuple[str, Any]] = {}
+    seen: List[Tuple[str, Any]] = []
+    for scenario in sorted(fleet.SCENARIOS):
+        build, count, _about = fleet.SCENARIOS[scenario]
+        for name, plan in build(count):
+            if (name, plan) not in seen:
+                seen.append((name, plan))
+                trees["%s/%s" % (scenario, name)] = (name, plan)
+    return trees
 
 
 # --- kubelet's checkpoint vectors in a node tree ----------------------------------------------

@@ -118,17 +118,19 @@ def materialize_redirects(tree: str, scratch: str) -> str:
     return copy
 
 
-def judge(binary: str, tree: str, flags: Optional[Sequence[str]] = None, timeout: float = 120, written: str = "") -> Judgement:
-    """``written``: a path where the judge copies the checkpoint kubelet's state package holds after Start."""
+def judge(binary: str, tree: str, flags: Optional[Sequence[str]] = None, timeout: float = 120, written: str = "",
+          admit: str = "") -> Judgement:
+    """``written``: a path where the judge copies the checkpoint kubelet's state package holds at the end;
+    ``admit``: a JSON file of v1.Pod objects the memory manager admits after Start (``Allocate``)."""
     if flags is None:
         with tempfile.TemporaryDirectory(prefix="kubelet-judge-tree-") as scratch:
-            return _judge(binary, materialize_redirects(tree, scratch), flags, timeout, written)
-    return _judge(binary, tree, flags, timeout, written)
+            return _judge(binary, materialize_redirects(tree, scratch), flags, timeout, written, admit)
+    return _judge(binary, tree, flags, timeout, written, admit)
 
 
-def _judge(binary: str, tree: str, flags: Optional[Sequence[str]], timeout: float, written: str) -> Judgement:
+def _judge(binary: str, tree: str, flags: Optional[Sequence[str]], timeout: float, written: str, admit: str) -> Judgement:
     args = kubelet_args(tree, flags)
-    own = ["--tree=" + tree] + (["--written-checkpoint=" + written] if written else [])
+    own = ["--tree=" + tree] + (["--written-checkpoint=" + written] if written else []) + (["--admit-pods=" + admit] if admit else [])
     proc = subprocess.run([binary] + own + args, capture_output=True, text=True, timeout=timeout, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:

@@ -5,7 +5,7 @@
 // tree. Test-only (tests/kubelet_judge), never shipped. build.py compiles this file with the
 // shim of one kubelet release against k8s.io/kubernetes at that release.
 //
-// Usage: kubelet-judge --tree=ROOT [kubelet flags...]   (--root-dir, --config, --config-dir,
+// Usage: kubelet-judge --tree=ROOT [--written-checkpoint=PATH] [--admit-pods=PODS.json] [kubelet flags...]   (--root-dir, --config, --config-dir,
 // --reserved-memory, --memory-manager-policy, --kube-reserved, --system-reserved,
 // --eviction-hard, ... : every flag of kubelet's own flag set is accepted.)
 //
@@ -123,12 +123,16 @@ type judgeOptions struct {
 	// --written-checkpoint=PATH: where to copy the checkpoint kubelet's own state package holds
 	// after Start (on a tree with no checkpoint, the file this release writes for the machine).
 	written string
+	// --admit-pods=FILE: a JSON list of v1.Pod objects admitted after Start, one after the other,
+	// as kubelet's topology manager admits a pod under its "none" policy (scope.admitPolicyNone:
+	// each init container, then each container, through the hint providers' Allocate).
+	admit string
 }
 
 // splitArgs takes the judge's own flags (--tree=ROOT, --written-checkpoint=PATH) out of the command line.
 func splitArgs(all []string) (judgeOptions, []string) {
 	var opts judgeOptions
-	own := map[string]*string{"--tree": &opts.tree, "--written-checkpoint": &opts.written}
+	own := map[string]*string{"--tree": &opts.tree, "--written-checkpoint": &opts.written, "--admit-pods": &opts.admit}
 	var rest []string
 	for i := 0; i < len(all); i++ {
 		name, value, hasValue := strings.Cut(all[i], "=")
@@ -204,9 +208,18 @@ func judge(all []string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, at("new_manager", err)
 	}
-	// pkg/kubelet/cm.containerManagerImpl.Start, with fakes as memory_manager_test.go uses.
-	if err := mgr.Start(ctx, func() []*v1.Pod { return nil }, &sourcesReady{}, podStatusProvider{}, runtimeService{}, containermap.NewContainerMap()); err != nil {
+	pods, err := readPods(opts.admit)
+	if err != nil {
+		return nil, at("usage", err)
+	}
+	// pkg/kubelet/cm.containerManagerImpl.Start, with fakes as memory_manager_test.go uses. The
+	// active pods are the pods to admit: kubelet adds a pod to its pod manager before admitting it,
+	// and the memory manager drops the state of pods that are not active (removeStaleState).
+	if err := mgr.Start(ctx, func() []*v1.Pod { return pods }, &sourcesReady{}, podStatusProvider{}, runtimeService{}, containermap.NewContainerMap()); err != nil {
 		return nil, at("start", fmt.Errorf("start memory manager error: %w", err))
+	}
+	if err := admitPods(ctx, logger, mgr, pods); err != nil {
+		return nil, at("admit", err)
 	}
 	state, err := heldState(mgr)
 	if err != nil {
@@ -228,8 +241,19 @@ func judge(all []string) (json.RawMessage, error) {
 	return state, nil
 }
 
-// loadConfiguration follows cmd/kubelet/app.NewKubeletCommand's RunE up to validation.
-func loadConfiguration(ctx context.Context, args []string) (*kubeletconfig.KubeletConfiguration, *options.KubeletFlags, error) {
+// loadConfiguration follows cmd/kubelet/app.NewKubeletCommand's RunE up to validation. Kubelet's
+// config defaulting panics on some values (v1.34/v1.35 SetDefaults_KubeletConfiguration on a
+// feature gate they do not know): kubelet exits there, a refusal of its configuration.
+func loadConfiguration(ctx context.Context, args []string) (kc *kubeletconfig.KubeletConfiguration, flags *options.KubeletFlags, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			kc, flags, err = nil, nil, at("config", fmt.Errorf("kubelet panics: %v", r))
+		}
+	}()
+	return loadConfigurationSteps(ctx, args)
+}
+
+func loadConfigurationSteps(ctx context.Context, args []string) (*kubeletconfig.KubeletConfiguration, *options.KubeletFlags, error) {
 	fs := pflag.NewFlagSet("kubelet", pflag.ContinueOnError)
 	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
 	fs.SetOutput(io.Discard)
@@ -336,6 +360,36 @@ func scratchStateDir(rootDir string) (string, error) {
 		return "", err
 	}
 	return scratch, nil
+}
+
+// readPods reads the --admit-pods file (no file: no pod).
+func readPods(path string) ([]*v1.Pod, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--admit-pods: %w", err)
+	}
+	var pods []*v1.Pod
+	if err := json.Unmarshal(data, &pods); err != nil {
+		return nil, fmt.Errorf("--admit-pods %s: %w", path, err)
+	}
+	return pods, nil
+}
+
+// admitPods follows pkg/kubelet/cm/topologymanager's scope.admitPolicyNone for each pod in turn:
+// the memory manager's Allocate for each init container, then each container (the state package
+// writes the checkpoint on each assignment).
+func admitPods(ctx context.Context, logger klog.Logger, mgr memorymanager.Manager, pods []*v1.Pod) error {
+	for _, pod := range pods {
+		for _, container := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+			if err := allocate(ctx, logger, mgr, pod, &container); err != nil {
+				return fmt.Errorf("pod %s container %s: %w", pod.UID, container.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // heldState is the state the memory manager holds after Start, in the checkpoint's JSON shape.

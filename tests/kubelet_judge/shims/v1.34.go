@@ -31,3 +31,8 @@ func mergeDropins(kc *kubeletconfig.KubeletConfiguration, dir string) error {
 func newManager(ctx context.Context, _ klog.Logger, policy string, info *machineInfo, reservation v1.ResourceList, reserved []kubeletconfig.MemoryReservation, dir string) (memorymanager.Manager, error) {
 	return memorymanager.NewManager(ctx, policy, info, reservation, reserved, dir, topologymanager.NewFakeManager())
 }
+
+// allocate: Allocate takes the pod and the container only.
+func allocate(_ context.Context, _ klog.Logger, mgr memorymanager.Manager, pod *v1.Pod, container *v1.Container) error {
+	return mgr.Allocate(pod, container)
+}

@@ -3,7 +3,7 @@
 
 // The kubelet judge's API shim for k8s.io/kubernetes v1.37: NewManager takes a logger,
 // mergeKubeletConfigurations also returns the skipped drop-in files, NewFakeManager takes a logger,
-// cadvisor's types live in github.com/google/cadvisor/lib/model.
+// cadvisor's types live in github.com/google/cadvisor/lib/model, Allocate takes a context and an operation.
 package main
 
 import (
@@ -16,6 +16,7 @@ import (
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	"k8s.io/kubernetes/pkg/kubelet/cm/memorymanager"
 	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
+	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 )
 
 type machineInfo = cadvisorapi.MachineInfo
@@ -32,4 +33,9 @@ func mergeDropins(kc *kubeletconfig.KubeletConfiguration, dir string) error {
 
 func newManager(_ context.Context, logger klog.Logger, policy string, info *machineInfo, reservation v1.ResourceList, reserved []kubeletconfig.MemoryReservation, dir string) (memorymanager.Manager, error) {
 	return memorymanager.NewManager(logger, policy, info, reservation, reserved, dir, topologymanager.NewFakeManager(logger))
+}
+
+// allocate: Allocate takes a context and the operation (a pod being added at admission).
+func allocate(ctx context.Context, logger klog.Logger, mgr memorymanager.Manager, pod *v1.Pod, container *v1.Container) error {
+	return mgr.Allocate(klog.NewContext(ctx, logger), pod, container, lifecycle.AddOperation)
 }

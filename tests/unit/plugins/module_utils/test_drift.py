@@ -391,6 +391,18 @@ def test_a_rejected_configuration_comes_before_a_missing_checkpoint(tmp_path):
     assert drift.probe(root=root).assessment.verdict == "kubelet_config_rejected"
 
 
+def test_a_feature_gate_older_releases_refuse_is_a_rejected_configuration_even_without_checkpoint(tmp_path):
+    # kubelet's TestCheckpointStateRestore (v1.36) "Restore non-existing checkpoint with PodLevelResourceManagers
+    # enabled" as a node: v1.36/v1.37 start, v1.34/v1.35 refuse the gate before any checkpoint (not no_checkpoint).
+    config = dict(kubelet_config(uniform_reserved([0, 1])), featureGates={"PodLevelResources": True, "PodLevelResourceManagers": True})
+    root = write_kubelet_node(str(tmp_path / "n"), two_node_boot(), config=config)
+    os.remove(os.path.join(root, "var/lib/kubelet/memory_manager_state"))
+    assessment = drift.probe(root=root).assessment
+    assert assessment.verdict == "kubelet_config_rejected"
+    assert "PodLevelResourceManagers" in assessment.causes[0].message and "1.34, 1.35 refuse" in assessment.causes[0].message
+    assert not assessment.repairable
+
+
 @pytest.mark.parametrize(
     "spelling, rejected",
     [("1.5Gi", True), ("1.0Gi", True), ("0.5Gi", True), ("1536Mi", False), ("1.Gi", False), ("1610612736", False),

@@ -859,3 +859,27 @@ def test_merge_default_eviction_settings_in_a_drop_in_adds_nothing(tmp_path):
     settings = load_kubelet_settings(root, config_dir="/etc/kubernetes/kubelet.conf.d")
     assert settings.dropins == ("/etc/kubernetes/kubelet.conf.d/50-eviction.conf",)
     assert settings.eviction_hard_memory is None
+
+
+@pytest.mark.parametrize("where", ["config", "flag", "dropin"])
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_feature_gate_kubelet_1_34_does_not_know_is_a_problem_naming_the_releases(tmp_path, where, enabled):
+    # SetFromMap refuses a gate the release does not define, on or off (v1.34/v1.35 panic while defaulting the
+    # config file); PodLevelResourceManagers exists from 1.36 (kubelet's own TestCheckpointStateRestore turns it on).
+    gate = {"PodLevelResourceManagers": enabled}
+    dropin = json.dumps({"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration", "featureGates": gate})
+    root = build_node_tree(tmp_path, kubelet_config={"memoryManagerPolicy": "None", **({"featureGates": gate} if where == "config" else {})},
+                           extra_files={"/etc/kubernetes/kubelet.conf.d/50-gates.conf": dropin} if where == "dropin" else None)
+    flags = ["--config=/var/lib/kubelet/config.yaml"]
+    flags += ["--feature-gates=PodLevelResourceManagers=%s" % str(enabled).lower()] if where == "flag" else []
+    flags += ["--config-dir=/etc/kubernetes/kubelet.conf.d"] if where == "dropin" else []
+    settings = load_kubelet_settings(root, flags=flags)
+    assert settings.problems == (
+        "unrecognized feature gate: PodLevelResourceManagers (kubelet releases disagree: 1.36, 1.37 accept it, 1.34, 1.35 "
+        "refuse to start with it)",
+    )
+
+
+def test_feature_gates_every_supported_release_knows_are_no_problem(tmp_path):
+    root = build_node_tree(tmp_path, kubelet_config={"memoryManagerPolicy": "None", "featureGates": {"PodLevelResources": True}})
+    assert load_kubelet_settings(root).problems == ()
