@@ -60,7 +60,7 @@ options:
     description:
       - Hosts whose procedure starts after this report is written (the remediate playbook writes the report before each
         batch's procedures too). When the run ends before the next report (every node of the batch lost mid-procedure,
-        or the run interrupted), this report is the one left: these hosts are V(unreachable) in it, with what to do.
+        or the run interrupted), this report is the one left, and these hosts are V(unreachable) in it, with what to do.
     type: list
     elements: str
     default: []

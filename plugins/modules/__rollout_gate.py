@@ -19,8 +19,8 @@ description:
     the pause ConfigMap, and the health gate (Nodes NotReady for other reasons than this rollout, firing Prometheus alerts).
   - O(state=released) gives the Lease up at the end of the run when this run holds it.
   - When it takes the Lease, it also starts a watcher on the controller (a Python process in its own session) that waits
-    for the C(ansible-playbook) process to end and then gives the Lease up if this run still holds it: the release on the
-    ways a run ends with no task left to run (interrupted, killed, every node of a batch lost mid-procedure).
+    for the C(ansible-playbook) process to end and then gives the Lease up if this run still holds it. This is the release when a
+    run ends with no task left to run (interrupted, killed, every node of a batch lost mid-procedure).
 author:
   - nodeops.numa_drift contributors (@nodeops)
 attributes:
