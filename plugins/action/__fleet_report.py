@@ -27,6 +27,7 @@ ARGUMENT_SPEC = {
     "outcomes": {"type": "list", "elements": "raw", "required": True},
     "node_names": {"type": "list", "elements": "raw", "default": []},
     "lost": {"type": "list", "elements": "str", "default": []},
+    "in_progress": {"type": "list", "elements": "str", "default": []},
     "stopped": {"type": "raw"},
     "pod_names": {"type": "dict", "default": {}, "options": {
         "from_api": {"type": "bool", "default": True},
@@ -55,7 +56,7 @@ class ActionModule(ActionBase):
         known, source = self._pod_names(args["pod_names"], by_node)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         report = _report.build(args["kind"], hosts, outcomes, names, args["stopped"] or None, known, source, stamp,
-                               args["lost"])
+                               args["lost"], args["in_progress"])
         result.update(changed=False, report=report, html=_report.render_html(report), pod_names=known)
         return result
 

@@ -14,8 +14,9 @@ from typing import Any, Dict, Optional
 
 from ansible.module_utils.urls import open_url
 from ansible.plugins.action import ActionBase
+from ansible.utils.collection_loader import AnsibleCollectionConfig
 
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _rollout
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _lease_watch, _rollout
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import CONFLICT_RETRIES, Api, ApiFailure
 
 ARGUMENT_SPEC = {
@@ -112,6 +113,10 @@ class ActionModule(ActionBase):
             if outcome[0] != "wait":
                 result.update(lock_held=True, lock_action=outcome[0], lock_message=outcome[1],
                               lock_waited_seconds=round(time.time() - started, 1))
+                if outcome[0] != "renew":
+                    # ansible-playbook (this worker's parent) may end with no task left to release the lock: watch it.
+                    result["lock_watcher"] = _lease_watch.spawn(lock, args["kubeconfig"], args["context"], os.getppid(),
+                                                                AnsibleCollectionConfig.collection_paths)
                 return None
             if time.time() - started + lock["poll"] > lock["wait_timeout"]:
                 return "lock", ("another rollout holds the cluster lock (Lease %s/%s %s); waited %ds (numa_drift_lock_wait_timeout), "
@@ -139,22 +144,8 @@ class ActionModule(ActionBase):
     def _release(self, result: Dict[str, Any], lock: Dict[str, Any], args: Dict[str, Any]) -> Dict[str, Any]:
         if not lock["enabled"]:
             return result
-        api = self._api(args)
-        for _attempt in range(CONFLICT_RETRIES):
-            lease = api.get("coordination.k8s.io/v1", "Lease", lock["name"], lock["namespace"])
-            if lease is None or (lease.get("spec") or {}).get("holderIdentity") != lock["holder"]:
-                result["message"] = "the cluster lock was not held by this run"
-                return result
-            try:
-                api.replace("coordination.k8s.io/v1", "Lease",
-                            _rollout.lease_body(lease, lock["name"], lock["namespace"], lock["holder"], 1, time.time(), release=True),
-                            lock["namespace"])
-                result["message"] = "released the cluster lock"
-                return result
-            except ApiFailure as failure:
-                if failure.status != 409:
-                    raise
-        raise ApiFailure("the Lease kept changing while releasing it")
+        result["message"] = _lease_watch.release(self._api(args), lock["name"], lock["namespace"], lock["holder"])
+        return result
 
     # -- pause
 

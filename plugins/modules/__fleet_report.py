@@ -56,6 +56,14 @@ options:
     type: list
     elements: str
     default: []
+  in_progress:
+    description:
+      - Hosts whose procedure starts after this report is written (the remediate playbook writes the report before each
+        batch's procedures too). When the run ends before the next report (every node of the batch lost mid-procedure,
+        or the run interrupted), this report is the one left, and these hosts are V(unreachable) in it, with what to do.
+    type: list
+    elements: str
+    default: []
   stopped:
     description: Why the rollout stopped early (C(numa_drift_stopped)), for the remediate report.
     type: raw

@@ -18,6 +18,9 @@ description:
     run makes this one wait up to O(lock.wait_timeout) seconds; a Lease not renewed within its duration is stale and taken over),
     the pause ConfigMap, and the health gate (Nodes NotReady for other reasons than this rollout, firing Prometheus alerts).
   - O(state=released) gives the Lease up at the end of the run when this run holds it.
+  - When it takes the Lease, it also starts a watcher on the controller (a Python process in its own session) that waits
+    for the C(ansible-playbook) process to end and then gives the Lease up if this run still holds it. This is the release when a
+    run ends with no task left to run (interrupted, killed, every node of a batch lost mid-procedure).
 author:
   - nodeops.numa_drift contributors (@nodeops)
 attributes:
@@ -183,6 +186,12 @@ lock_held:
   description: Whether this run holds the cluster lock now.
   returned: always
   type: bool
+lock_watcher:
+  description:
+    - The watcher started when the Lease was taken; V(started) false with a V(message) when it could not be started.
+  returned: when this call took the Lease
+  type: dict
+  sample: {"started": true, "pid": 4242, "watches": 4100}
 unhealthy_nodes:
   description: Nodes NotReady for other reasons than this rollout.
   returned: when the Node gate ran

@@ -63,8 +63,16 @@ TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 LOST = ("unreachable: the connection to the node was lost during the run, after it was reached; the node may be cordoned"
         " or kubelet stopped. What to do: look at the node (kubectl get node, systemctl status of the kubelet service),"
         " then run nodeops.numa_drift.remediate again with --limit %s")
+# Written before a batch's procedures (the report on disk when the run ends in the middle of them, with no task left).
+IN_PROGRESS = ("unreachable: the run ended during this node's procedure (the connection to the node was lost, or the run"
+               " was interrupted) and could not say how it ended; the node may be cordoned or kubelet stopped. What to do:"
+               " look at the node (kubectl get node, systemctl status of the kubelet service), then run"
+               " nodeops.numa_drift.remediate again with --limit %s")
+# %s: the playbook to run again (remediate, or probe for the probe's report), then the host.
 UNREACHABLE_ADVICE = (" What to do: check that the node is up and reachable (ansible -m ping), then run"
-                      " nodeops.numa_drift.remediate again with --limit %s.")
+                      " nodeops.numa_drift.%s again with --limit %s.")
+# The probe's report: a probe changes nothing, so a node lost during it was left as it was.
+PROBE_LOST = "unreachable: the connection to %s was lost during the probe; a probe changes nothing on a node."
 
 
 # --------------------------------------------------------------------------- numbers as text
@@ -269,19 +277,27 @@ def pinned_pods(facts: Mapping[str, Any], names: Mapping[str, Any]) -> List[Dict
     return pods
 
 
-def lost_outcome(host: str, outcome: Mapping[str, Any]) -> Dict[str, Any]:
+def lost_outcome(host: str, outcome: Mapping[str, Any], message: str = LOST) -> Dict[str, Any]:
     """A node that left the play before the report (its connection lost mid-run): unreachable, with what it had."""
     if outcome.get("action") in FAILED_ACTIONS:
         return dict(outcome)
-    return dict(outcome, action=UNREACHABLE, message=LOST % host)
+    return dict(outcome, action=UNREACHABLE, message=message % host)
 
 
-def with_advice(host: str, outcome: Mapping[str, Any]) -> Dict[str, Any]:
+def outcome_of(kind: str, host: str, outcome: Mapping[str, Any], lost: Sequence[str], in_progress: Sequence[str]) -> Dict[str, Any]:
+    if host in lost:
+        return lost_outcome(host, outcome, LOST if kind == "remediate" else PROBE_LOST)
+    if host in in_progress:
+        return lost_outcome(host, outcome, IN_PROGRESS)
+    return dict(outcome)
+
+
+def with_advice(host: str, outcome: Mapping[str, Any], kind: str = "remediate") -> Dict[str, Any]:
     """An unreachable node's message ends with what to do."""
     message = str(outcome.get("message") or "")
     if outcome.get("action") != UNREACHABLE or "What to do:" in message:
         return dict(outcome)
-    return dict(outcome, message=message + UNREACHABLE_ADVICE % host)
+    return dict(outcome, message=message + UNREACHABLE_ADVICE % (kind, host))
 
 
 def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[str, Any]) -> Dict[str, Any]:
@@ -361,9 +377,13 @@ def _counted(counts: Mapping[str, int]) -> str:
 
 def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]], node_names: Sequence[Optional[str]],
           stopped: Optional[Mapping[str, Any]], pod_names: Mapping[str, Any], pods_source: str, generated_at: str,
-          lost: Sequence[str] = ()) -> Dict[str, Any]:
-    """``lost``: hosts the run reached that left the play before the report (reported as unreachable)."""
-    rows = [row(host, name or host, with_advice(host, lost_outcome(host, outcome or {}) if host in lost else outcome or {}), pod_names)
+          lost: Sequence[str] = (), in_progress: Sequence[str] = ()) -> Dict[str, Any]:
+    """``lost``: hosts the run reached that left the play before the report (reported as unreachable).
+
+    ``in_progress``: hosts whose procedure starts after this report is written. This report stays on disk when the run
+    ends before the next one (every node of the batch lost, or the run interrupted): they are unreachable in it.
+    """
+    rows = [row(host, name or host, with_advice(host, outcome_of(kind, host, outcome or {}, lost, in_progress), kind), pod_names)
             for host, outcome, name in zip(hosts, outcomes, node_names)]
     before: Dict[str, int] = {}
     after: Dict[str, int] = {}

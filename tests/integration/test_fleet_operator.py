@@ -17,13 +17,15 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import sys
+import time
 from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, LEASE, Fleet, Run, make_fleet
+from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, LEASE, PREFIX, Fleet, Run, make_fleet
 from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import VENV_BIN, collections_tree
 
 pytestmark = pytest.mark.skipif(
@@ -128,6 +130,27 @@ def test_probe_from_a_plain_ini_inventory_is_quiet(fleet: Fleet) -> None:
     assert failures(run.output) == [], failures(run.output)
 
 
+def test_probe_reports_an_unreachable_node_as_unreachable(fleet: Fleet) -> None:
+    names = sorted(fleet.nodes)[:2]
+    run = run_with(fleet, inventory(fleet, "ini", names, unreachable_at=1), "probe")
+    assert run.rc != 0, run.tail()
+    rows = run.rows()
+    assert rows[UNREACHABLE]["action"] == "unreachable", rows[UNREACHABLE]
+    assert rows[UNREACHABLE]["failed"] is True
+    message = rows[UNREACHABLE]["message"]
+    assert message.startswith("unreachable: ") and "The node was not probed" in message, message
+    assert "nodeops.numa_drift.probe again with --limit %s" % UNREACHABLE in message, message
+    assert [(rows[name]["action"], rows[name]["verdict_before"]) for name in names] == [("probed", "drift_within_bound")] * 2
+    assert run.report()["counts"]["action"] == {"probed": 2, "unreachable": 1}
+    assert run.report()["not_processed"] == []
+    html = run.html()
+    # The probe's page has no action column: the node's line carries its action, the What now box lists it.
+    assert '<tr id="%s" data-action="unreachable">' % UNREACHABLE in html
+    needs = html.split('<table id="needs-human">', 1)[1].split("</table>", 1)[0]
+    assert '<tr data-node="%s">' % UNREACHABLE in needs and "unreachable" in needs
+    assert "Fleet report (probe): " in run.output
+
+
 def test_dry_run_from_a_plain_ini_inventory_changes_nothing(fleet: Fleet) -> None:
     before = {name: fleet.checkpoint_bytes(name) for name in fleet.nodes}
     run = run_with(fleet, inventory(fleet, "ini", sorted(fleet.nodes)), "remediate", "-e", "remediate_dry_run=true",
@@ -183,6 +206,85 @@ def test_an_unreachable_node_in_batch_two_stops_the_rollout_with_the_lease_free(
     assert "batch 2/3: %s, %s" % (second, UNREACHABLE) in run.output
     assert lease_holder(fleet) is None
 
+
+def lease_freed(fleet: Fleet, seconds: float = 20.0) -> Any:
+    """The Lease's holder once it is free, or the holder still there after ``seconds``.
+
+    When no host is left to run a task on, the lock is released on the controller just after ansible-playbook exits.
+    """
+    end = time.time() + seconds
+    while lease_holder(fleet) is not None and time.time() < end:
+        time.sleep(0.5)
+    return lease_holder(fleet)
+
+
+def test_a_canary_lost_mid_repair_alone_in_its_batch_ends_with_the_lease_free_and_a_report(
+        fleet: Fleet, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The canary's connection is lost right after its kubelet is stopped (its stop command makes the marker the
+    # test connection looks for): no host is left in the play, Ansible runs no task after that.
+    canary, later = sorted(fleet.nodes)[5], sorted(fleet.nodes)[0]
+    marker = os.path.join(fleet.dir, "lost-" + canary)
+    monkeypatch.setenv("ANSIBLE_CONNECTION_PLUGINS", os.path.join(os.path.dirname(os.path.abspath(__file__)), "connection_plugins"))
+    path = inventory(fleet, "yaml", [canary, later])
+    with open(path, encoding="utf-8") as handle:
+        document = json.load(handle)
+    canary_vars = document["all"]["children"]["nodes"]["hosts"][canary]
+    canary_vars.update(ansible_connection="lost_after_marker", sandbox_lost_marker=marker)
+    canary_vars["remediate_service_commands"] = dict(canary_vars["remediate_service_commands"])
+    canary_vars["remediate_service_commands"]["stop"] += " && touch " + shlex.quote(marker)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2)
+    later_before = fleet.checkpoint_bytes(later)
+    try:
+        run = run_with(fleet, path, "remediate")
+        assert run.rc != 0, run.tail()
+        assert os.path.exists(marker), run.tail()
+        assert "UNREACHABLE" in run.output, run.tail()
+        assert lease_freed(fleet) is None, run.tail()
+        rows = run.rows()
+        assert rows[canary]["action"] == "unreachable", rows[canary]
+        assert "connection to the node was lost" in rows[canary]["message"] and "--limit %s" % canary in rows[canary]["message"]
+        assert rows[later]["action"] == "not_processed", rows[later]
+        assert fleet.checkpoint_bytes(later) == later_before
+        assert run.report()["counts"]["action"] == {"unreachable": 1, "not_processed": 1}, run.report()["counts"]
+        html = run.html()
+        assert 'class="a-unreachable"' in html and 'id="%s"' % later in html
+    finally:
+        put_back(fleet, canary)
+
+
+def test_ctrl_c_during_the_canary_ends_with_the_lease_free_and_a_report(fleet: Fleet) -> None:
+    canary = sorted(fleet.nodes)[2]
+    fleet.inventory = inventory(fleet, "yaml", [canary])
+    started = fleet.start_playbook("remediate")
+    report = os.path.join(started["report_dir"], "report.html")  # written after report.json
+    try:
+        # Interrupt it once the canary's procedure is under way (the report before the batch is written, the Lease held).
+        end = time.time() + 120
+        while time.time() < end and started["process"].poll() is None and not os.path.exists(report):
+            time.sleep(0.1)
+        assert lease_holder(fleet) is not None
+        started["process"].send_signal(signal.SIGINT)  # what Ctrl-C sends (the terminal sends it to the workers too)
+        run = Fleet.finish(started)
+        assert "User interrupted execution" in run.output, run.tail()
+        assert run.rc == 99, run.tail()
+        assert lease_freed(fleet) is None, run.tail()
+        row = run.rows()[canary]
+        assert row["action"] == "unreachable", row
+        assert "the run ended during this node's procedure" in row["message"] and "--limit %s" % canary in row["message"]
+        assert 'class="a-unreachable"' in run.html()
+    finally:
+        put_back(fleet, canary)
+
+
+def put_back(fleet: Fleet, name: str) -> None:
+    """What a node left mid-procedure may have: kubelet stopped, cordoned by the run. Put it back for the next tests."""
+    fleet.nodectl(name, "start")  # a no-op when its supervisor runs
+    node = fleet.api_node(name)
+    node["spec"].pop("unschedulable", None)
+    node["metadata"]["annotations"] = {key: value for key, value in (node["metadata"].get("annotations") or {}).items()
+                                       if not key.startswith(PREFIX + "/")}
+    fleet.api("PUT", "/api/v1/nodes/" + name, node)
 
 # --------------------------------------------------------------------------- quiet success (item 3)
 

@@ -312,3 +312,23 @@ def test_every_verdict_has_a_colour_on_the_page():
     with open(_report.TEMPLATE, encoding="utf-8") as handle:
         page = handle.read()
     assert [verdict for verdict in _drift.VERDICTS if ".v-%s" % verdict not in page] == []
+
+
+def test_nodes_in_progress_are_unreachable_in_the_report_written_before_their_procedure():
+    # The report the remediate playbook writes before a batch: what stays on disk when no task runs after it.
+    outcomes = [{"node": "n1", "action": "repaired"}, {}, {"node": "n3", "action": "unreachable", "message": "unreachable: refused"}, {}]
+    report = _report.build("remediate", ["n1", "n2", "n3", "n4"], outcomes, [""] * 4, None, {}, "none", "now", in_progress=["n2", "n3"])
+    rows = report["nodes"]
+    assert [entry["action"] for entry in rows] == ["repaired", "unreachable", "unreachable", "not_processed"]
+    assert "the run ended during this node's procedure" in rows[1]["message"] and "--limit n2" in rows[1]["message"]
+    assert rows[2]["message"].startswith("unreachable: refused")  # reached by nobody: its own message
+    assert report["counts"]["action"] == {"repaired": 1, "unreachable": 2, "not_processed": 1}
+
+
+def test_the_probe_report_sends_an_unreachable_node_back_to_the_probe():
+    outcomes = [{"node": "n1", "action": "unreachable", "message": "unreachable: refused. The node was not probed."}, {}]
+    rows = _report.build("probe", ["n1", "n2"], outcomes, ["", ""], None, {}, "none", "now", lost=["n2"])["nodes"]
+    assert [entry["action"] for entry in rows] == ["unreachable", "unreachable"]
+    assert rows[0]["message"].endswith("then run nodeops.numa_drift.probe again with --limit n1.")
+    assert rows[1]["message"].startswith("unreachable: the connection to n2 was lost during the probe; a probe changes nothing")
+    assert "nodeops.numa_drift.probe again with --limit n2" in rows[1]["message"] and "remediate" not in rows[1]["message"]

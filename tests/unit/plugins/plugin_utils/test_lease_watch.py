@@ -1,0 +1,108 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cluster lock's release and its watcher (the API is a dict of Leases; the watched process is a real child)."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _lease_watch
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import ApiFailure
+
+
+class Leases:
+    """get/replace on Leases with the API server's resourceVersion check (409 on a stale one)."""
+
+    def __init__(self, lease: Optional[Dict[str, Any]], conflicts: int = 0) -> None:
+        self.lease = lease
+        self.conflicts = conflicts
+        self.writes: List[Dict[str, Any]] = []
+
+    def get(self, api_version: str, kind: str, name: str, namespace: Optional[str] = None) -> Optional[Dict[str, Any]]:
+        assert (api_version, kind, name, namespace) == ("coordination.k8s.io/v1", "Lease", "lock", "ns")
+        return copy.deepcopy(self.lease)
+
+    def replace(self, api_version: str, kind: str, body: Dict[str, Any], namespace: Optional[str] = None) -> Dict[str, Any]:
+        if self.conflicts:
+            self.conflicts -= 1
+            self.lease["metadata"]["resourceVersion"] = str(int(self.lease["metadata"]["resourceVersion"]) + 1)
+            raise ApiFailure("the object has been modified (HTTP 409)", 409)
+        assert body["metadata"]["resourceVersion"] == self.lease["metadata"]["resourceVersion"]
+        self.writes.append(body)
+        self.lease = dict(body, metadata=dict(body["metadata"], resourceVersion=str(int(body["metadata"]["resourceVersion"]) + 1)))
+        return self.lease
+
+
+def held_by(holder: Optional[str]) -> Dict[str, Any]:
+    return {"metadata": {"name": "lock", "namespace": "ns", "resourceVersion": "7"},
+            "spec": {"holderIdentity": holder, "leaseDurationSeconds": 1800, "renewTime": "2026-12-04T09:00:00.000000Z"}}
+
+
+def test_release_clears_the_holder_of_a_lease_this_run_holds() -> None:
+    api = Leases(held_by("run-a"))
+    assert _lease_watch.release(api, "lock", "ns", "run-a") == _lease_watch.RELEASED
+    assert api.lease["spec"]["holderIdentity"] is None and api.lease["spec"]["leaseDurationSeconds"] == 1
+
+
+@pytest.mark.parametrize("lease", [None, held_by("run-b"), held_by(None)])
+def test_release_leaves_a_lease_this_run_does_not_hold(lease: Optional[Dict[str, Any]]) -> None:
+    api = Leases(lease)
+    assert _lease_watch.release(api, "lock", "ns", "run-a") == _lease_watch.NOT_HELD
+    assert api.writes == []
+
+
+def test_release_looks_again_after_a_conflict_and_gives_up_after_too_many() -> None:
+    api = Leases(held_by("run-a"), conflicts=2)
+    assert _lease_watch.release(api, "lock", "ns", "run-a") == _lease_watch.RELEASED
+    with pytest.raises(ApiFailure, match="kept changing"):
+        _lease_watch.release(Leases(held_by("run-a"), conflicts=99), "lock", "ns", "run-a")
+
+
+def test_running_follows_the_process_and_not_a_reused_pid() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # pylint: disable=consider-using-with
+    try:
+        started = _lease_watch.process_start(child.pid)
+        if sys.platform.startswith("linux"):
+            assert started is not None
+            assert not _lease_watch.running(child.pid, str(int(started) + 1))  # same PID, another start: another process
+        assert _lease_watch.running(child.pid, started)
+    finally:
+        child.kill()
+        child.wait()
+    assert not _lease_watch.running(child.pid, started)
+
+
+def ended_process() -> Dict[str, Any]:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])  # pylint: disable=consider-using-with
+    child.wait()
+    return {"pid": child.pid, "started": None}
+
+
+def test_main_waits_for_the_watched_process_then_releases(monkeypatch: pytest.MonkeyPatch) -> None:
+    api = Leases(held_by("run-a"))
+    monkeypatch.setattr(_lease_watch, "Api", lambda kubeconfig, context: api)
+    monkeypatch.setattr(_lease_watch, "POLL_SECONDS", 0.05)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1)"])  # pylint: disable=consider-using-with
+    reaper = threading.Thread(target=child.wait)  # reaped when it ends, as its parent would
+    reaper.start()
+    options = {"pid": child.pid, "started": _lease_watch.process_start(child.pid), "name": "lock", "namespace": "ns", "holder": "run-a"}
+    begun = time.time()
+    assert _lease_watch.main(options) == 0
+    reaper.join()
+    assert time.time() - begun >= 0.5  # it waited for the process
+    assert api.lease["spec"]["holderIdentity"] is None
+
+
+def test_main_gives_up_when_the_api_cannot_be_reached(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_api(kubeconfig: Optional[str], context: Optional[str]) -> Any:
+        raise ApiFailure("could not create the API client: no kubeconfig")
+    monkeypatch.setattr(_lease_watch, "Api", no_api)
+    assert _lease_watch.main(dict(ended_process(), name="lock", namespace="ns", holder="run-a")) == 1
