@@ -222,6 +222,7 @@ class _Cache:
             except OSError:
                 pass
 
+
 class _CodeLoader:
     """Runs a code object read from the cache (no source on this side)."""
 

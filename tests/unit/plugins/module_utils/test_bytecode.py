@@ -291,6 +291,6 @@ def test_subpackages_of_module_utils_are_cached_too(tmp_path) -> None:
     zip_path = build_zip(tmp_path / "payload.zip", sample, {"sub/__init__.py": "", "sub/_deep.py": "ONE = 1\n"})
     first = run_probe(zip_path, tmp_path / "cache")
     assert first["value"] == 43 and PACKAGE_DIR + "/sub/_deep.py" not in first["compiled"]
-    assert [name.rsplit(".", 2)[0] for name in entries(tmp_path / "cache")] == ["module_utils._helper", "module_utils._sample",
-                                                                               "module_utils.sub._deep"]
+    cached = [name.rsplit(".", 2)[0] for name in entries(tmp_path / "cache")]
+    assert cached == ["module_utils._helper", "module_utils._sample", "module_utils.sub._deep"]
     assert run_probe(zip_path, tmp_path / "cache")["value"] == 43
