@@ -3,28 +3,37 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the probe costs per host across a fleet, against Ansible's own floor (a do-nothing module).
 
-    .venv/bin/python benchmarks/bench_fleet.py [--hosts 150] [--rounds 3] [--forks 8]
-        [--strategy linear|free] [--no-pipelining] [--skip-role] [--json FILE] [--quick]
+    .venv/bin/python benchmarks/bench_fleet.py [--hosts 60,150] [--forks 2,8] [--rounds 3]
+        [--strategy linear|free] [--no-pipelining] [--skip-role] [--skip-payload] [--json FILE]
+        [--max-ratio WARM,COLD] [--quick]
 
-1. Builds ``--hosts`` fake node trees (the unit tests' builders: a KASLR drift, 4 Guaranteed pods)
-   and an inventory of as many local hosts (local connection, pipelining on by default).
-2. Each round runs ``ansible-playbook`` three times back to back on every host: one task of
-   ``ansible.builtin.ping`` (the do-nothing module: Ansible's floor per host), one task of
-   ``nodeops.numa_drift.numa_drift_facts`` with the node's bytecode cache filled (``probe``:
-   every run after a node's first) and the same with the cache off (``probe_cold``: a node's
-   first run after an install or upgrade); the order rotates between rounds. Wall time comes
-   from the clock, CPU time (user + sys of ansible-playbook and every process it waited for:
-   workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts.
-3. Payload: each kind once more on one host with pipelining off and ``ANSIBLE_KEEP_REMOTE_FILES``:
-   every ``AnsiballZ_*.py`` it sent (the probe's action plugin sends ``__cached_run`` first, and the
-   probe module itself only when the node's cache cannot run it), and the files each zip carries.
+1. Builds fake node trees (the unit tests' builders: a KASLR drift, 4 Guaranteed pods) and, for
+   each ``--hosts`` count, an inventory of as many local hosts (local connection, pipelining on
+   by default).
+2. For each host count and each ``--forks`` value, each round runs ``ansible-playbook`` three
+   times back to back on every host: one task of ``ansible.builtin.ping`` (``noop``, the
+   do-nothing module: Ansible's floor per host), one task of ``nodeops.numa_drift.numa_drift_facts``
+   with the node's bytecode cache filled (``probe``, warm: every run after a node's first; one
+   untimed run fills it, all hosts share this machine) and the same with the cache off and
+   ``PYTHONDONTWRITEBYTECODE=1`` for the whole run, controller and node (``probe_cold``: a node's
+   first run after an install or upgrade, and every run on a node that cannot keep the cache);
+   the order rotates between rounds. Wall time
+   comes from the clock, CPU time (user + sys of ansible-playbook and every process it waited for:
+   workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts (medians
+   over rounds); the ratios are probe / noop. The 1,000-host cost is CPU per host x 1,000 spread
+   over the machine's cores.
+3. Payload and round trips: each kind once more on one host with pipelining off and
+   ``ANSIBLE_KEEP_REMOTE_FILES``: every ``AnsiballZ_*.py`` it sent (one per module run, so per
+   round trip), and the files each zip carries.
 4. The remediate role on the sandbox fleet (tests/sandbox/fleet.py, mixed scenario): a callback
    counts the task starts and times them on a repaired node (drift_within_bound) and on
    nothing-to-do nodes (in_sync, no_checkpoint). ``--skip-role`` leaves this out.
 
-Prints a table and, with ``--json``, writes every figure. Not part of the test command (timings
-depend on the machine and its load); ``tests/integration/test_bench_fleet.py`` runs ``--quick``
-and checks the shape of the output only. Results and tuning: docs/fleet-scale.md.
+Prints a table and, with ``--json``, writes every figure. ``--max-ratio WARM,COLD`` makes the run
+fail (exit 1) when a CPU ratio of any configuration is above the bound, or when a probe run sent
+more than one module. ``tests/integration/test_bench_fleet.py`` runs a small configuration (60
+hosts, forks 2, one round) with a bound; the full matrix is a manual run whose figures are in
+docs/fleet-scale.md.
 """
 
 from __future__ import annotations
@@ -53,12 +62,14 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils impo
 
 VENV_BIN = os.path.dirname(sys.executable)
 MODULES = {"noop": "ansible.builtin.ping", "probe": "nodeops.numa_drift.numa_drift_facts"}
-# The probe twice: with the node's bytecode cache filled (every run after a node's first), and
-# with it off (a node's first run after an install or upgrade; or PYTHONDONTWRITEBYTECODE set).
+# The probe twice: warm (the node's bytecode cache filled) and cold (the cache off and PYTHONDONTWRITEBYTECODE=1
+# for the whole run: a node's first run, a node where nothing can be kept, a CI image, a container).
 KINDS = ("noop", "probe", "probe_cold")
 PLAYBOOK_OF = {"noop": "noop", "probe": "probe", "probe_cold": "probe"}
+RATIO_OF = {"probe": "ratio", "probe_cold": "ratio_cold"}
 CACHE_VARIABLE = "NODEOPS_NUMA_DRIFT_BYTECODE_CACHE"
 KASLR_KB = 45260
+FLEET_HOSTS = 1000
 
 # Counts every task start per host and times each host's first start to its last result.
 CALLBACK = '''
@@ -123,6 +134,7 @@ def build_hosts(directory: str, count: int) -> Dict[str, str]:
 
 
 def write_inventory(directory: str, roots: Dict[str, str]) -> str:
+    os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, "inventory.json")
     hosts = {name: {"numa_root": root} for name, root in roots.items()}
     document = {"all": {"hosts": hosts, "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}
@@ -150,7 +162,7 @@ def collections_dir(directory: str) -> str:
 
 
 def ansible_env(directory: str, collections: str, forks: int, pipelining: bool, **extra: str) -> Dict[str, str]:
-    # PYTHONDONTWRITEBYTECODE would keep the node's bytecode cache off (as Python's own): nodes rarely set it.
+    # PYTHONDONTWRITEBYTECODE is what probe_cold sets (kind_env): the other kinds run without it, as most nodes do.
     env = {name: value for name, value in os.environ.items() if not name.startswith("ANSIBLE_") and name != "PYTHONDONTWRITEBYTECODE"}
     config = os.path.join(directory, "ansible.cfg")
     if not os.path.exists(config):
@@ -192,8 +204,8 @@ def timed_run(command: List[str], env: Dict[str, str], cwd: str) -> Tuple[float,
 
 
 def kind_env(env: Dict[str, str], kind: str) -> Dict[str, str]:
-    """The environment of one kind of run: the cache in the bench directory, or off for ``probe_cold``."""
-    return dict(env, **{CACHE_VARIABLE: "off"}) if kind == "probe_cold" else env
+    """The environment of one kind of run: ``probe_cold`` turns the node's cache off and keeps Python from writing bytecode."""
+    return dict(env, PYTHONDONTWRITEBYTECODE="1", **{CACHE_VARIABLE: "off"}) if kind == "probe_cold" else env
 
 
 def warm_cache(directory: str, playbooks: Dict[str, str], inventory: str, env: Dict[str, str], host: str) -> None:
@@ -226,11 +238,18 @@ def module_rounds(directory: str, playbooks: Dict[str, str], inventory: str, env
             "wall_ms_per_host": round(statistics.median(walls) * 1000 / hosts, 1),
             "cpu_ms_per_host": round(statistics.median(cpus) * 1000 / hosts, 1),
         }
-    for kind, key in (("probe", "ratio"), ("probe_cold", "ratio_cold")):
+    for kind, key in RATIO_OF.items():
         result[key] = {
             "wall": round(result[kind]["wall_ms_per_host"] / result["noop"]["wall_ms_per_host"], 3),
             "cpu": round(result[kind]["cpu_ms_per_host"] / result["noop"]["cpu_ms_per_host"], 3),
         }
+    cores = os.cpu_count() or 1
+    # CPU per host x 1,000 hosts, spread over every core of this machine (controller and nodes share them here).
+    result["fleet_%d" % FLEET_HOSTS] = {
+        kind: {"cpu_s": round(result[kind]["cpu_ms_per_host"] * FLEET_HOSTS / 1000, 1),
+               "minutes_on_%d_cores" % cores: round(result[kind]["cpu_ms_per_host"] * FLEET_HOSTS / 1000 / cores / 60, 1)}
+        for kind in KINDS
+    }
     return result
 
 
@@ -248,8 +267,7 @@ def payload_contents(path: str) -> Dict[str, int]:
 def payloads(directory: str, playbooks: Dict[str, str], inventory: str, collections: str) -> Dict[str, Any]:
     """Keep the remote files of one host (pipelining off) and measure every AnsiballZ file each kind of run sends.
 
-    ``probe`` runs with the node's bytecode cache filled: the action plugin sends only
-    ``__cached_run``; ``probe_cold`` with the cache off: ``__cached_run``, then the probe module.
+    One AnsiballZ file is one module run, so one round trip: the probe sends its module once.
     """
     result: Dict[str, Any] = {}
     for kind in KINDS:
@@ -271,7 +289,8 @@ def payloads(directory: str, playbooks: Dict[str, str], inventory: str, collecti
                 "zip_uncompressed_bytes": sum(contents.values()),
                 "collection_files": {name: size for name, size in sorted(contents.items()) if name.startswith("ansible_collections/") and size},
             })
-        result[kind] = {"module": MODULES[PLAYBOOK_OF[kind]], "sent": files, "ansiballz_bytes": sum(entry["ansiballz_bytes"] for entry in files)}
+        result[kind] = {"module": MODULES[PLAYBOOK_OF[kind]], "sent": files, "module_runs": len(files),
+                        "ansiballz_bytes": sum(entry["ansiballz_bytes"] for entry in files)}
     result["difference_bytes"] = result["probe"]["ansiballz_bytes"] - result["noop"]["ansiballz_bytes"]
     result["difference_cold_bytes"] = result["probe_cold"]["ansiballz_bytes"] - result["noop"]["ansiballz_bytes"]
     return result
@@ -316,21 +335,30 @@ def role_tasks(directory: str, collections: str) -> Dict[str, Any]:
 
 def report(results: Dict[str, Any]) -> List[str]:
     settings = results["settings"]
-    modules = results["modules"]
-    lines = [
-        "fleet benchmark: %(hosts)d hosts, %(rounds)d rounds, forks %(forks)d, strategy %(strategy)s, pipelining %(pipelining)s" % settings,
-        "%-10s %14s %14s" % ("module", "wall ms/host", "cpu ms/host"),
-    ]
-    for kind in KINDS:
-        lines.append("%-10s %14.1f %14.1f" % (kind, modules[kind]["wall_ms_per_host"], modules[kind]["cpu_ms_per_host"]))
-    lines.append("ratio probe/noop: wall %.3f, cpu %.3f" % (modules["ratio"]["wall"], modules["ratio"]["cpu"]))
-    lines.append("ratio probe_cold/noop (bytecode cache off): wall %.3f, cpu %.3f" % (modules["ratio_cold"]["wall"], modules["ratio_cold"]["cpu"]))
+    lines = []
+    for config in results["configurations"]:
+        modules = config["modules"]
+        lines += [
+            "fleet benchmark: %d hosts, forks %d, %d rounds, strategy %s, pipelining %s, %d cores" % (
+                config["hosts"], config["forks"], settings["rounds"], settings["strategy"], settings["pipelining"], settings["cpus"]),
+            "%-10s %14s %14s %18s" % ("module", "wall ms/host", "cpu ms/host", "1,000 hosts (CPU)"),
+        ]
+        fleet = modules["fleet_%d" % FLEET_HOSTS]
+        for kind in KINDS:
+            minutes = fleet[kind]["minutes_on_%d_cores" % settings["cpus"]]
+            lines.append("%-10s %14.1f %14.1f %12.1f min" % (kind, modules[kind]["wall_ms_per_host"], modules[kind]["cpu_ms_per_host"], minutes))
+        lines.append("ratio probe/noop (warm): wall %.3f, cpu %.3f" % (modules["ratio"]["wall"], modules["ratio"]["cpu"]))
+        lines.append("ratio probe_cold/noop (cache off, PYTHONDONTWRITEBYTECODE=1): wall %.3f, cpu %.3f" % (
+            modules["ratio_cold"]["wall"], modules["ratio_cold"]["cpu"]))
+    lines.append("summary (cpu ratios): " + "; ".join("%d hosts forks %d: warm %.3f, cold %.3f" % (
+        config["hosts"], config["forks"], config["modules"]["ratio"]["cpu"], config["modules"]["ratio_cold"]["cpu"])
+        for config in results["configurations"]))
     payload = results.get("payload")
     if payload:
         for kind in KINDS:
             sent = ", ".join("%s %d bytes (zip: %d files, %d bytes uncompressed)" % (
                 entry["module"], entry["ansiballz_bytes"], entry["zip_files"], entry["zip_uncompressed_bytes"]) for entry in payload[kind]["sent"])
-            lines.append("payload %-10s %d bytes sent: %s" % (kind, payload[kind]["ansiballz_bytes"], sent))
+            lines.append("payload %-10s %d bytes sent in %d module run(s): %s" % (kind, payload[kind]["ansiballz_bytes"], payload[kind]["module_runs"], sent))
         lines.append("payload difference: %d bytes (cold: %d bytes)" % (payload["difference_bytes"], payload["difference_cold_bytes"]))
     for case, entry in (results.get("role") or {}).items():
         lines.append("role %-13s %-12s %3d task starts (%d ok, %d changed, %d skipped, %d failed), role %.2f s, playbook %.2f s wall" % (
@@ -339,42 +367,85 @@ def report(results: Dict[str, Any]) -> List[str]:
     return lines
 
 
+def problems(results: Dict[str, Any], max_ratio: Optional[Tuple[float, float]]) -> List[str]:
+    """What exceeds ``--max-ratio`` (CPU, warm and cold), and any probe run that sent more than one module."""
+    found = []
+    if max_ratio:
+        for config in results["configurations"]:
+            for key, bound in zip(("ratio", "ratio_cold"), max_ratio):
+                value = config["modules"][key]["cpu"]
+                if value > bound:
+                    found.append("%d hosts forks %d: cpu %s %.3f is above %.2f" % (config["hosts"], config["forks"], key, value, bound))
+    for kind in ("probe", "probe_cold"):
+        runs = (results.get("payload") or {}).get(kind, {}).get("module_runs")
+        if runs is not None and runs != 1:
+            found.append("%s sent %d modules to one host (one round trip expected)" % (kind, runs))
+    return found
+
+
+def int_list(text: str) -> List[int]:
+    values = [int(part) for part in text.split(",") if part.strip()]
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("a comma-separated list of positive integers: %r" % text)
+    return values
+
+
+def ratio_pair(text: str) -> Tuple[float, float]:
+    parts = [float(part) for part in text.split(",")]
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError("WARM,COLD: %r" % text)
+    return parts[0], parts[1]
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--hosts", type=int, default=150)
+    parser.add_argument("--hosts", type=int_list, default=[60, 150], help="host counts, comma-separated (default 60,150)")
+    parser.add_argument("--forks", type=int_list, default=[2, 8], help="forks values, comma-separated (default 2,8)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--forks", type=int, default=8)
     parser.add_argument("--strategy", choices=("linear", "free"), default="linear")
     parser.add_argument("--no-pipelining", dest="pipelining", action="store_false")
     parser.add_argument("--skip-role", action="store_true", help="leave out the remediate role on the sandbox fleet")
     parser.add_argument("--skip-payload", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="a smoke test: 5 hosts, 1 round")
+    parser.add_argument("--max-ratio", type=ratio_pair, metavar="WARM,COLD", help="fail when a CPU ratio is above these bounds")
+    parser.add_argument("--quick", action="store_true", help="a smoke test: 5 hosts, forks 2, 1 round")
     parser.add_argument("--json", help="write every figure to this file")
     parser.add_argument("--keep", action="store_true", help="keep the working directory")
     options = parser.parse_args(argv)
     if options.quick:
-        options.hosts, options.rounds = 5, 1
+        options.hosts, options.forks, options.rounds = [5], [2], 1
     directory = tempfile.mkdtemp(prefix="bench-fleet-")
+    found: List[str] = []
     try:
         started = time.time()
-        roots = build_hosts(directory, options.hosts)
-        inventory = write_inventory(directory, roots)
+        roots = build_hosts(directory, max(options.hosts))
+        names = sorted(roots)
+        inventories = {count: write_inventory(os.path.join(directory, "hosts-%d" % count), {name: roots[name] for name in names[:count]})
+                       for count in options.hosts}
         playbooks = write_playbooks(directory, options.strategy)
         collections = collections_dir(directory)
-        print("built %d node trees in %.1f s" % (options.hosts, time.time() - started), flush=True)
-        env = ansible_env(directory, collections, options.forks, options.pipelining)
+        print("built %d node trees in %.1f s" % (len(roots), time.time() - started), flush=True)
         results: Dict[str, Any] = {
-            "settings": {"hosts": options.hosts, "rounds": options.rounds, "forks": options.forks, "strategy": options.strategy,
-                         "pipelining": options.pipelining, "cpus": os.cpu_count(), "python": sys.version.split()[0]},
+            "settings": {"hosts": options.hosts, "forks": options.forks, "rounds": options.rounds, "strategy": options.strategy,
+                         "pipelining": options.pipelining, "cpus": os.cpu_count() or 1, "python": sys.version.split()[0]},
+            "configurations": [],
         }
-        warm_cache(directory, playbooks, inventory, env, sorted(roots)[0])
-        results["modules"] = module_rounds(directory, playbooks, inventory, env, options.hosts, options.rounds)
+        for count in options.hosts:
+            for forks in options.forks:
+                print("%d hosts, forks %d" % (count, forks), flush=True)
+                env = ansible_env(directory, collections, forks, options.pipelining)
+                warm_cache(directory, playbooks, inventories[count], env, names[0])
+                modules = module_rounds(directory, playbooks, inventories[count], env, count, options.rounds)
+                results["configurations"].append({"hosts": count, "forks": forks, "modules": modules})
         if not options.skip_payload:
-            results["payload"] = payloads(directory, playbooks, inventory, collections)
+            results["payload"] = payloads(directory, playbooks, inventories[min(options.hosts)], collections)
         if not options.skip_role:
             results["role"] = role_tasks(directory, collections)
         for line in report(results):
             print(line)
+        found = problems(results, options.max_ratio)
+        results["problems"] = found
+        for problem in found:
+            print("PROBLEM: " + problem)
         if options.json:
             with open(options.json, "w", encoding="utf-8") as handle:
                 json.dump(results, handle, indent=2, sort_keys=True)
@@ -383,7 +454,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             print("kept %s" % directory)
         else:
             shutil.rmtree(directory, ignore_errors=True)
-    return 0
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

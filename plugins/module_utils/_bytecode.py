@@ -4,10 +4,12 @@
 """A node-side cache of this collection's compiled engine, so a node compiles it once, not every run.
 
 AnsiballZ runs a module from a zip on ``sys.path``; zipimport neither reads nor writes ``.pyc``
-files for a source-only archive, so every run compiles every imported file again. For the probe
-that compile is most of its cost over Ansible's floor (docs/fleet-scale.md). :func:`install`
-puts a finder before the path finder for this collection's ``module_utils`` only, and
-only when they come from a zip: the code object of each file is kept under
+files for a source-only archive, so every run compiles every imported file again, and its
+``find_spec`` compiles each file once more only to learn its name. For the probe that compile is
+most of its cost over Ansible's floor (docs/fleet-scale.md). :func:`install` puts a finder
+before the path finder for this collection's ``module_utils`` only (subpackages included), and
+only when they come from a zip: each file is compiled at most once per run, and its code object
+is kept under
 
     /var/cache/nodeops-numa-drift/bytecode/<cache tag>/     (root; others: ~/.cache/...)
 
@@ -18,15 +20,15 @@ ancestor (see :func:`trusted_directory`), and each entry carries the SHA-256 of 
 marshalled code, so a torn or foreign file is recompiled instead of run.
 
 The cache never changes what a module does: any problem with it (no space, read-only file
-system, a directory owned by someone else) means compiling as without it. The environment
-variable ``NODEOPS_NUMA_DRIFT_BYTECODE_CACHE`` names another directory, or ``off``.
+system, a directory owned by someone else) means compiling as without it, once per file. The
+environment variable ``NODEOPS_NUMA_DRIFT_BYTECODE_CACHE`` names another directory, or ``off``
+(then nothing is read or written, and each file is still compiled only once).
 Stdlib only, Python >= 3.9.
 """
 
 from __future__ import annotations
 
 import _imp
-import builtins
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -35,20 +37,15 @@ import os
 import stat
 import sys
 import tempfile
-import types
 import zipimport
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Mapping, Optional, Tuple
 
-__all__ = ["ENVIRONMENT_VARIABLE", "MANIFEST_VARIABLE", "OUTCOME_KEY", "SYSTEM_DIRECTORY", "cache_directory", "format_manifest",
-           "install", "run_cached", "source_digest"]
+__all__ = ["ENVIRONMENT_VARIABLE", "SYSTEM_DIRECTORY", "cache_directory", "install", "source_digest"]
 
 ENVIRONMENT_VARIABLE = "NODEOPS_NUMA_DRIFT_BYTECODE_CACHE"
-MANIFEST_VARIABLE = "NODEOPS_NUMA_DRIFT_MANIFEST"
-OUTCOME_KEY = "nodeops_numa_drift_bytecode_cache"
 SYSTEM_DIRECTORY = "/var/cache/nodeops-numa-drift/bytecode"
 COLLECTION = "ansible_collections.nodeops.numa_drift.plugins."
 PACKAGE = COLLECTION + "module_utils."
-MODULES = COLLECTION + "modules."
 OFF = ("off", "false", "no", "0")
 ENTRY_SUFFIX = ".code"
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
@@ -83,31 +80,6 @@ def short_name(module_name: str) -> str:
 def entry_name(module_name: str, digest: str) -> str:
     """``<short module name>.<SHA-256 of its source>.code``: the controller can name it without the source."""
     return "%s.%s%s" % (short_name(module_name), digest, ENTRY_SUFFIX)
-
-
-def format_manifest(entries: Sequence[Tuple[str, str]]) -> str:
-    """``name=digest,...`` (short names); the first entry is the module to run, the rest what it imports."""
-    return ",".join("%s=%s" % (short_name(name), digest) for name, digest in entries)
-
-
-def _own_module_name(name: str) -> bool:
-    """``modules.<identifier>`` or ``module_utils.<identifier>``: how this collection's files are named
-    (so no ``/``, ``..`` or other package can reach a path or an import)."""
-    package, dot, leaf = name.partition(".")
-    return package in ("modules", "module_utils") and bool(dot) and leaf.isascii() and leaf.isidentifier()
-
-
-def parse_manifest(text: str) -> List[Tuple[str, str]]:
-    """The (module name, source digest) pairs of :func:`format_manifest`; ValueError when malformed."""
-    entries = []
-    for item in text.split(","):
-        name, _sep, digest = item.partition("=")
-        if not _own_module_name(name) or len(digest) != 64 or not all(char in "0123456789abcdef" for char in digest):
-            raise ValueError("malformed manifest entry %r" % item)
-        entries.append((COLLECTION + name, digest))
-    if not entries[0][0].startswith(MODULES):
-        raise ValueError("the manifest names no module to run first")
-    return entries
 
 
 def pack(code: Any) -> bytes:
@@ -250,23 +222,6 @@ class _Cache:
             except OSError:
                 pass
 
-    def keep_main(self) -> None:
-        """Cache the code of the module AnsiballZ runs, when it is one of this collection's (for :func:`run_cached`)."""
-        main = sys.modules.get("__main__")
-        module_name = getattr(main, "_module_fqn", "")
-        origin = getattr(main, "__file__", None) or ""
-        loader = getattr(main, "__loader__", None)
-        if not module_name.startswith(MODULES) or not isinstance(loader, zipimport.zipimporter):
-            return
-        try:
-            source = loader.get_data(origin)
-        except OSError:
-            return
-        digest = source_digest(source)
-        if self.usable(create=False) and os.path.exists(os.path.join(self.directory, entry_name(module_name, digest))):
-            return
-        self.store(module_name, digest, compile(source, origin, "exec", dont_inherit=True))
-
 
 class _CodeLoader:
     """Runs a code object read from the cache (no source on this side)."""
@@ -288,15 +243,18 @@ class _CodeLoader:
 
 
 class _CachedLoader(_CodeLoader):
-    """Runs one source file of the zip, with its code object taken from the cache (compiled and kept on a miss)."""
+    """Runs one source file of the zip, with its code object taken from the cache (compiled and kept on a miss);
+    without a cache (``off``), compiled once."""
 
-    def __init__(self, source: bytes, origin: str, cache: _Cache) -> None:
+    def __init__(self, source: bytes, origin: str, cache: Optional[_Cache]) -> None:
         super().__init__(None)
         self._source = source
         self._origin = origin
         self._cache = cache
 
     def get_code(self, fullname: str) -> Any:
+        if self._cache is None:
+            return compile(self._source, self._origin, "exec", dont_inherit=True)
         return self._cache.code(fullname, self._source, self._origin)
 
     def get_source(self, fullname: str) -> str:  # pylint: disable=unused-argument
@@ -334,11 +292,12 @@ class _Finder:
     """Finds this collection's module_utils in the AnsiballZ zip and gives them the cached loader.
 
     It builds the spec itself: zipimport's own ``find_spec`` asks its ``get_filename``, which
-    compiles the source only to learn the file name, so every zipped module is compiled twice.
-    Packages and anything not in a zip are left to the import system.
+    compiles the source only to learn the file name, so every zipped module is compiled twice
+    (CPython 3.9 to 3.13). Packages and anything not in a zip are left to the import system.
+    ``cache`` None (the cache off): each file is compiled once, nothing is read or written.
     """
 
-    def __init__(self, cache: _Cache) -> None:
+    def __init__(self, cache: Optional[_Cache]) -> None:
         self.cache = cache
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:  # pylint: disable=unused-argument
@@ -378,81 +337,13 @@ def _cache(environ: Optional[Mapping[str, str]]) -> Optional[_Cache]:
 
 
 def install(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
-    """Put the finder on ``sys.meta_path`` (once) and keep the running module's code; the directory, or None."""
-    for finder in sys.meta_path:
-        if isinstance(finder, (_Finder, _ManifestFinder)):
-            return finder.cache.directory
-    cache = _cache(environ)
-    if cache is None:
-        return None
-    _insert_finder(_Finder(cache))
-    cache.keep_main()
-    return cache.directory
+    """Put the finder on ``sys.meta_path`` (once); the cache directory, or None when the cache is off.
 
-
-class CacheMiss(ImportError):
-    """A module of this collection that the manifest does not name, or that the cache does not hold."""
-
-
-class _ManifestFinder:
-    """Serves the manifest's modules from their cached code; any other file of the engine is a :class:`CacheMiss`."""
-
-    def __init__(self, cache: _Cache, codes: Mapping[str, Tuple[str, Any]]) -> None:
-        self.cache = cache
-        self.codes = codes
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:  # pylint: disable=unused-argument
-        if fullname in self.codes:
-            origin, code = self.codes[fullname]
-            return _spec(fullname, _CodeLoader(code), origin)
-        if fullname.startswith(PACKAGE):
-            raise CacheMiss("%s is not in the bytecode cache's manifest" % fullname, name=fullname)
-        return None
-
-    def invalidate_caches(self) -> None:
-        """Nothing to forget."""
-
-
-def load_manifest(cache: _Cache, entries: Sequence[Tuple[str, str]]) -> Optional[Dict[str, Tuple[str, Any]]]:
-    """(origin, code) of every manifest entry, or None when one is not in the cache."""
-    codes = {}
-    for module_name, digest in entries:
-        origin = os.path.join(cache.directory, entry_name(module_name, digest))
-        code = cache.cached(module_name, digest, origin)
-        if code is None:
-            return None
-        codes[module_name] = (origin, code)
-    return codes
-
-
-def run_cached(environ: Optional[Mapping[str, str]] = None) -> str:
-    """Run the manifest's module from the cache; it exits the process itself (``exit_json``).
-
-    Returns only when it could not: ``off`` (no cache here), ``unusable`` (the cache cannot be
-    written here, so a run of the full module will not fill it either) or ``miss`` (an entry is
-    not there yet: the full module's run fills it).
+    With the cache off the finder is installed all the same: each engine file is then compiled once.
     """
-    environ = os.environ if environ is None else environ
+    for finder in sys.meta_path:
+        if isinstance(finder, _Finder):
+            return finder.cache.directory if finder.cache else None
     cache = _cache(environ)
-    if cache is None:
-        return "off"
-    try:
-        entries = parse_manifest(environ.get(MANIFEST_VARIABLE, ""))
-    except ValueError:
-        return "miss"
-    codes = load_manifest(cache, entries)
-    if codes is None:
-        return "miss" if cache.writable() else "unusable"
-    finder = _ManifestFinder(cache, codes)
-    _insert_finder(finder)
-    module_name = entries[0][0]
-    origin, code = codes.pop(module_name)
-    main = types.ModuleType("__main__")
-    main.__dict__.update(__file__=origin, __builtins__=builtins, _module_fqn=module_name)
-    sys.modules["__main__"] = main
-    try:
-        exec(code, main.__dict__)  # pylint: disable=exec-used
-    except CacheMiss:
-        sys.meta_path.remove(finder)
-        return "miss"
-    raise RuntimeError("%s did not exit" % module_name)
+    _insert_finder(_Finder(cache))
+    return cache.directory if cache else None

@@ -44,7 +44,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import
     load_service,
     read_env_file,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -233,6 +232,8 @@ def bash_array_words(text: str, variables: Dict[str, str]) -> Tuple[List[str], O
 
 
 def _load_yaml_file(root: str, node_path: str) -> Tuple[Optional[Dict[str, object]], Optional[str], bool]:
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping  # pylint: disable=import-outside-toplevel
+
     text, problem, exists = read_node_text(root, node_path)
     if text is None:
         return None, problem, exists

@@ -29,7 +29,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity impor
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import bounded_int, load_json
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping
 
 __all__ = [
     "POLICY_NONE",
@@ -473,6 +472,9 @@ def parse_kubelet_config(text: str, require_kind: bool = False) -> Tuple[Optiona
     try:
         document = load_json(text)
     except ValueError:
+        # The YAML reader is imported only for a file that is not JSON (kubelet-config.json nodes never need it).
+        from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping  # pylint: disable=import-outside-toplevel
+
         document, problem = load_mapping(text, "KubeletConfiguration mapping")
         if problem:
             return None, [problem]

@@ -56,7 +56,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import n
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import ByteQuantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import Arg
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import SUBSET_NOTE
 
 __all__ = [
     "MAP_FIELDS",
@@ -329,6 +328,8 @@ def _explicit_args(flags: object) -> Tuple[List[Arg], List[str]]:
 
 def _fatal(problem: str) -> str:
     # A file outside the probe's YAML subset may be one kubelet reads well: say only what is known.
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import SUBSET_NOTE  # pylint: disable=import-outside-toplevel
+
     return problem if SUBSET_NOTE in problem else problem + " (kubelet would not start)"
 
 

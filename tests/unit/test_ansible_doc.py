@@ -26,7 +26,7 @@ DOC = os.path.join(os.path.dirname(sys.executable), "ansible-doc")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(list(collection.__path__)[0]))))
 PUBLIC = ["nodeops.numa_drift.kubelet_mm_checkpoint", "nodeops.numa_drift.numa_drift_facts",
           "nodeops.numa_drift.numa_drift_metrics"]
-INTERNAL = ["cached_run", "fleet_report", "guard_program", "node_cordon", "remediate_outcome", "remediate_plan",
+INTERNAL = ["fleet_report", "guard_program", "node_cordon", "remediate_outcome", "remediate_plan",
             "rollout_gate", "remediate_wait"]
 
 

@@ -43,7 +43,7 @@ def counting(pathname, source):
     return original(pathname, source)
 zipimport._compile_source = counting
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
-directory = _bytecode.install()
+directory = None if os.environ.get("BYTECODE_TEST_NO_INSTALL") else _bytecode.install()
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _sample
 try:
     _sample.fail()
@@ -55,7 +55,7 @@ print(json.dumps({"directory": directory, "value": _sample.VALUE, "file": _sampl
 '''
 
 
-def build_zip(path, sample=SAMPLE):
+def build_zip(path, sample=SAMPLE, extra=None):
     """The shape AnsiballZ sends: package __init__ files and the engine's files under the collection path."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         parts = PACKAGE_DIR.split("/")
@@ -65,6 +65,8 @@ def build_zip(path, sample=SAMPLE):
             archive.writestr(PACKAGE_DIR + "/_bytecode.py", handle.read())
         archive.writestr(PACKAGE_DIR + "/_sample.py", sample)
         archive.writestr(PACKAGE_DIR + "/_helper.py", HELPER)
+        for name, text in (extra or {}).items():
+            archive.writestr(PACKAGE_DIR + "/" + name, text)
     return str(path)
 
 
@@ -95,21 +97,9 @@ def test_entries_are_named_by_module_and_source_digest() -> None:
     digest = _bytecode.source_digest(b"x = 1\n")
     first = _bytecode.entry_name(_bytecode.PACKAGE + "_drift", digest)
     assert first == "module_utils._drift.%s.code" % digest
-    assert _bytecode.entry_name(_bytecode.MODULES + "numa_drift_facts", digest) == "modules.numa_drift_facts.%s.code" % digest
+    assert _bytecode.entry_name(_bytecode.PACKAGE + "sub._deep", digest) == "module_utils.sub._deep.%s.code" % digest
     assert digest != _bytecode.source_digest(b"x = 2\n")
     assert _bytecode.entry_name("other.pkg._drift", digest) == "other.pkg._drift.%s.code" % digest
-
-
-def test_manifest_round_trips_and_refuses_malformed_text() -> None:
-    digest = "ab" * 32
-    entries = [(_bytecode.MODULES + "numa_drift_facts", digest), (_bytecode.PACKAGE + "_drift", "cd" * 32)]
-    text = _bytecode.format_manifest(entries)
-    assert text == "modules.numa_drift_facts=%s,module_utils._drift=%s" % (digest, "cd" * 32)
-    assert _bytecode.parse_manifest(text) == entries
-    for bad in ("", "modules.x=abc", "modules.x=" + "g" * 64, "module_utils._drift=" + digest, "modules.x",
-                "modules.x=%s,=%s" % (digest, digest)):
-        with pytest.raises(ValueError):
-            _bytecode.parse_manifest(bad)
 
 
 def test_pack_round_trips_and_refuses_torn_foreign_or_altered_blobs() -> None:
@@ -206,11 +196,12 @@ def test_a_directory_others_can_write_is_never_used(tmp_path) -> None:
     assert entries(cache) == []
 
 
-def test_off_and_pythondontwritebytecode_write_nothing(tmp_path) -> None:
+def test_off_and_pythondontwritebytecode_write_nothing_and_still_compile_once(tmp_path) -> None:
     zip_path = build_zip(tmp_path / "payload.zip")
     result = run_probe(zip_path, "off")
-    assert result["directory"] is None and result["value"] == 42 and result["loader"] != "_CachedLoader"
-    assert PACKAGE_DIR + "/_sample.py" in result["compiled"]
+    # Cache off: the finder still builds the spec (no compile by zipimport's find_spec), the loader compiles once.
+    assert result["directory"] is None and result["value"] == 42 and result["loader"] == "_CachedLoader"
+    assert PACKAGE_DIR + "/_sample.py" not in result["compiled"] and PACKAGE_DIR + "/_helper.py" not in result["compiled"]
     result = run_probe(zip_path, tmp_path / "cache", {"PYTHONDONTWRITEBYTECODE": "1"})
     assert result["value"] == 42
     assert not os.path.exists(str(tmp_path / "cache"))
@@ -241,110 +232,6 @@ def test_marshal_of_the_real_engine_is_what_the_cache_stores(tmp_path) -> None:
             with open(os.path.join(ENGINE, name), "rb") as handle:
                 code = compile(handle.read(), name, "exec", dont_inherit=True)
             assert _bytecode.unpack(_bytecode.pack(code)) == code, name
-
-
-MODULE_DIR = "ansible_collections/nodeops/numa_drift/plugins/modules"
-SAMPLE_MODULE = '''
-import json, sys
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
-_bytecode.install()
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _sample
-
-
-def main():
-    print(json.dumps({"value": _sample.VALUE, "name": __name__, "file": __file__}))
-    sys.exit(0)
-
-
-if __name__ == "__main__":
-    main()
-'''
-SAMPLE_FQN = _bytecode.MODULES + "sample"
-# As AnsiballZ runs a module: from its zip, as __main__, with _module_fqn in its globals.
-FULL_RUN = r'''
-import runpy, sys
-sys.path.insert(0, sys.argv[1])
-runpy.run_module(sys.argv[2], init_globals={"_module_fqn": sys.argv[2]}, run_name="__main__", alter_sys=True)
-'''
-# As cached_run does: a zip with the cache alone, the manifest in the environment.
-THIN_RUN = r'''
-import json, sys
-sys.path.insert(0, sys.argv[1])
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
-print(json.dumps({"outcome": _bytecode.run_cached()}))
-'''
-
-
-def build_module_zip(path):
-    build_zip(path)
-    with zipfile.ZipFile(str(path), "a", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(MODULE_DIR + "/__init__.py", "")
-        archive.writestr(MODULE_DIR + "/sample.py", SAMPLE_MODULE)
-    return str(path)
-
-
-def build_thin_zip(path):
-    """The cache module and the package files only: no engine source, no module source."""
-    with zipfile.ZipFile(str(path), "w", zipfile.ZIP_DEFLATED) as archive:
-        parts = PACKAGE_DIR.split("/")
-        for depth in range(1, len(parts) + 1):
-            archive.writestr("/".join(parts[:depth]) + "/__init__.py", "")
-        with open(os.path.join(ENGINE, "_bytecode.py"), "rb") as handle:
-            archive.writestr(PACKAGE_DIR + "/_bytecode.py", handle.read())
-    return str(path)
-
-
-def sample_manifest(**wrong):
-    sources = {SAMPLE_FQN: SAMPLE_MODULE, _bytecode.PACKAGE + "_sample": SAMPLE, _bytecode.PACKAGE + "_helper": HELPER}
-    entries = [(name, wrong.get(name.rsplit(".", 1)[1], _bytecode.source_digest(source.encode()))) for name, source in sources.items()]
-    return _bytecode.format_manifest([entry for entry in entries if entry[1] != "leave-out"])
-
-
-def run_python(script, args, cache, env_extra=None):
-    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
-    env[_bytecode.ENVIRONMENT_VARIABLE] = str(cache)
-    env.update(env_extra or {})
-    completed = subprocess.run([sys.executable, "-c", script] + list(args), env=env, check=False, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    assert completed.returncode == 0, completed.stderr
-    return json.loads(completed.stdout)
-
-
-def test_a_full_run_caches_its_module_and_a_thin_run_runs_it_without_source(tmp_path) -> None:
-    full = run_python(FULL_RUN, [build_module_zip(tmp_path / "full.zip"), SAMPLE_FQN], tmp_path / "cache")
-    assert full["value"] == 42 and full["name"] == "__main__"
-    assert any(name.startswith("modules.sample.") for name in entries(tmp_path / "cache"))
-    thin = run_python(THIN_RUN, [build_thin_zip(tmp_path / "thin.zip")], tmp_path / "cache",
-                      {_bytecode.MANIFEST_VARIABLE: sample_manifest()})
-    # The module's own output: it ran (and exited) from the cache, with no source in the zip.
-    assert thin["value"] == 42 and thin["name"] == "__main__"
-    assert thin["file"].startswith(os.path.join(str(tmp_path / "cache"), sys.implementation.cache_tag, "modules.sample."))
-
-
-@pytest.mark.parametrize("case, expected", [
-    ("stale_module", "miss"),      # the module's source changed since it was cached
-    ("stale_engine", "miss"),      # an engine file changed
-    ("missing_import", "miss"),    # the manifest leaves out a file the module imports
-    ("malformed", "miss"),
-    ("off", "off"),
-    ("unusable", "unusable"),      # empty cache, and this interpreter may not write one
-])
-def test_a_thin_run_that_cannot_run_the_module_says_why(tmp_path, case, expected) -> None:
-    run_python(FULL_RUN, [build_module_zip(tmp_path / "full.zip"), SAMPLE_FQN], tmp_path / "cache")
-    manifest = {
-        "stale_module": sample_manifest(sample="0" * 64),
-        "stale_engine": sample_manifest(_helper="0" * 64),
-        "missing_import": sample_manifest(_helper="leave-out"),
-        "malformed": "modules.sample=xyz",
-    }.get(case, sample_manifest())
-    cache = tmp_path / ("empty" if case == "unusable" else "cache")
-    extra = {_bytecode.MANIFEST_VARIABLE: manifest}
-    if case == "off":
-        cache = "off"
-    if case == "unusable":
-        extra["PYTHONDONTWRITEBYTECODE"] = "1"
-    thin = run_python(THIN_RUN, [build_thin_zip(tmp_path / "thin.zip")], cache, extra)
-    assert thin == {"outcome": expected}
 
 
 def _cache_dir(base, *parts):
@@ -389,14 +276,21 @@ def test_trust_refuses_a_foreign_ancestor_and_allows_roots_sticky_directories(tm
     assert not _bytecode.trusted_directory(directory, 0)
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["modules/../../x", "modules.a/b", "modules...x", "modules..x", "module_utils.a.b", "plugins.x", "modules.", "x", "modules.a b",
-     "module_utils._dr\u0131ft", "../modules.x"],
-)
-def test_manifest_names_are_the_collections_own_module_names(name) -> None:
-    digest = "ab" * 32
-    with pytest.raises(ValueError):
-        _bytecode.parse_manifest("%s=%s" % (name, digest))
-    with pytest.raises(ValueError):
-        _bytecode.parse_manifest("modules.numa_drift_facts=%s,%s=%s" % (digest, name, digest))
+def test_without_the_finder_zipimport_compiles_each_file_twice(tmp_path) -> None:
+    """What the finder saves, cache or not: zipimport's find_spec compiles a file to learn its name, then loads it."""
+    zip_path = build_zip(tmp_path / "payload.zip")
+    plain = run_probe(zip_path, "off", {"BYTECODE_TEST_NO_INSTALL": "1"})
+    assert plain["value"] == 42 and plain["loader"] == "zipimporter" and plain["directory"] is None
+    assert plain["compiled"].count(PACKAGE_DIR + "/_sample.py") == 2 and plain["compiled"].count(PACKAGE_DIR + "/_helper.py") == 2
+
+
+def test_subpackages_of_module_utils_are_cached_too(tmp_path) -> None:
+    """No flat-layout assumption: a module in a subpackage of module_utils is found, cached and run from the cache."""
+    sample = SAMPLE.replace("import _helper", "import _helper\nfrom ansible_collections.nodeops.numa_drift.plugins.module_utils.sub import _deep")
+    sample = sample.replace("VALUE = _helper.twice(21)", "VALUE = _helper.twice(21) + _deep.ONE")
+    zip_path = build_zip(tmp_path / "payload.zip", sample, {"sub/__init__.py": "", "sub/_deep.py": "ONE = 1\n"})
+    first = run_probe(zip_path, tmp_path / "cache")
+    assert first["value"] == 43 and PACKAGE_DIR + "/sub/_deep.py" not in first["compiled"]
+    cached = [name.rsplit(".", 2)[0] for name in entries(tmp_path / "cache")]
+    assert cached == ["module_utils._helper", "module_utils._sample", "module_utils.sub._deep"]
+    assert run_probe(zip_path, tmp_path / "cache")["value"] == 43
