@@ -396,29 +396,28 @@ def reservation_config(allocatable: Mapping[str, int]) -> Dict[str, Any]:
     return config
 
 
-def _machine_from_content(content: str) -> Dict[int, Tuple[int, Mapping[int, int]]]:
-    """The state tests' machine: each NUMA node of the content's machine state (the V3 data part when
-    it parses), memory = its ``memory`` total; one node of 2 KiB when the content has none."""
+def _machine_state_of(content: str) -> Dict[str, Any]:
+    """The content's machine state (the V3 data part when it parses), {} when there is none."""
     try:
         document = json.loads(content)
         data = document.get("data") if isinstance(document, dict) else None
         part = json.loads(data) if isinstance(data, str) and data.startswith("{\"") and data.endswith("}") else document
-        state = part.get("machineState") or {}
+        return part.get("machineState") or {}
     except (ValueError, AttributeError):
-        state = {}
+        return {}
+
+
+def _machine_from_content(content: str) -> Dict[int, Tuple[int, Mapping[int, int]]]:
+    """The state tests' machine: each NUMA node of the content's machine state (the V3 data part when
+    it parses), memory = its ``memory`` total; one node of 2 KiB when the content has none."""
+    state = _machine_state_of(content)
     machine = {int(n): (int(node["memoryMap"]["memory"]["total"]), {}) for n, node in state.items()}
     return machine or {0: (2048, {})}
 
 
 def _reserved_from_content(content: str) -> Tuple[Sequence[Tuple[int, Mapping[str, int]]], Dict[str, int]]:
     """reservedMemory = the content's systemReserved per node (512 bytes when there is none)."""
-    try:
-        document = json.loads(content)
-        data = document.get("data") if isinstance(document, dict) else None
-        part = json.loads(data) if isinstance(data, str) and data.startswith("{\"") and data.endswith("}") else document
-        state = part.get("machineState") or {}
-    except (ValueError, AttributeError):
-        state = {}
+    state = _machine_state_of(content)
     reserved = [(int(n), {"memory": int(node["memoryMap"]["memory"]["systemReserved"])}) for n, node in sorted(state.items())]
     reserved = reserved or [(0, {"memory": 512})]
     return reserved, {"memory": sum(limits["memory"] for _n, limits in reserved)}
