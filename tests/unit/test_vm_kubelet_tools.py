@@ -85,8 +85,8 @@ def test_relay_reads_the_journal_once_per_started_process(monkeypatch):
     monkeypatch.setattr(node_status_relay, "command_output", lambda argv: calls.append(argv) or guest.command_output(argv))
     monkeypatch.setattr(node_status_relay, "healthz_ok", lambda url: True)
     seen = set()
-    for _ in range(3):
-        assert node_status_relay.kubelet_ready("kubelet", node_status_relay.HEALTHZ, seen)[0] is True
+    for heartbeat in range(3):
+        assert node_status_relay.kubelet_ready("kubelet", node_status_relay.HEALTHZ, seen)[0] is True, heartbeat
     assert len([argv for argv in calls if argv[0] == "journalctl"]) == 1
     guest.pid, guest.own_log = 400, [OTHER]  # systemd restarted kubelet: the new process must show its own start
     assert node_status_relay.kubelet_ready("kubelet", node_status_relay.HEALTHZ, seen)[0] is False
