@@ -41,7 +41,7 @@ pytestmark = sandbox.pytestmark
 
 def rbac_documents() -> List[Dict[str, Any]]:
     with open(RBAC_FILE, encoding="utf-8") as handle:
-        return [document for document in yaml.safe_load_all(handle) if document]
+        return yaml.safe_load(handle)["items"]  # a v1 List
 
 
 class RealFleet(Fleet):
@@ -94,8 +94,8 @@ def fleet(tmp_path_factory: pytest.TempPathFactory, collections_path: str, contr
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def test_the_kubelet_standin_registers_its_node_and_patches_its_status(control_plane: ControlPlane,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_kubelet_standin_registers_its_node_and_patches_its_status(
+        control_plane: ControlPlane, monkeypatch: pytest.MonkeyPatch) -> None:
     """kubelet_standin's StatusReporter as kubelet does it: POST /api/v1/nodes, then strategic-merge PATCHes of nodes/<name>/status."""
     monkeypatch.setenv("SSL_CERT_FILE", control_plane.ca_file)
     reporter = kubelet_standin.StatusReporter(control_plane.server, control_plane.admin_token, "registered-by-standin", "127.0.10.99", "1.37", None)
@@ -296,6 +296,7 @@ def test_every_permission_of_the_shipped_roles_is_needed(fleet: RealFleet, servi
         block = step_output(run.output, STEPS[key][2]).replace("\\", "")
         if key == "pods list":
             block = run.report()["pods_source"]
+            assert block.startswith("API refused the pod lookup"), block
         if denied not in block:
             failures.append("%s: %r not in the step %r:\n%s" % (key, denied, STEPS[key][2], block[-1500:] or run.tail(30)))
             continue

@@ -634,7 +634,8 @@ def up(options: argparse.Namespace) -> List[str]:
         url = "http://%s:%d" % (apiserver.HOST, port)
         write_yaml(os.path.join(directory, "kubeconfig"), kubeconfig(url, options.token))
     write_json(os.path.join(directory, "fleet.json"), {
-        "dir": directory, "scenario": options.scenario, "created_at": started, "api": {"url": url, "port": port, "pid": api_pid, "real": bool(options.api_server), "ca": options.api_ca},
+        "dir": directory, "scenario": options.scenario, "created_at": started,
+        "api": {"url": url, "port": port, "pid": api_pid, "real": bool(options.api_server), "ca": options.api_ca},
         "python": python, "token": options.token, "collections_path": collections, "nodes": nodes,
     })
     for record, (_name, plan) in zip(nodes, plans):
