@@ -62,9 +62,14 @@ stage_unit() {
 
 stage_integration() {
   # Real components the integration tests start (strace, Prometheus, node exporter, Chromium,
-  # podman), from Debian.
+  # podman, etcd), from Debian.
   run bash tests/integration/requirements.sh || return 1
-  run_pytest tests/integration
+  # kube-apiserver of the real control plane (tests/integration/controlplane.py), built before the tests
+  # (cached under ~/.cache/nodeops-numa-drift/kube-apiserver/), with Go from scripts/go-toolchain.sh.
+  local go
+  go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
+  PATH="$(dirname "$go"):$PATH" run python "$ROOT/tests/integration/controlplane.py" build || return 1
+  PATH="$(dirname "$go"):$PATH" run_pytest tests/integration
 }
 
 # The kubelet judges (tests/kubelet_judge/build.py): Go from scripts/go-toolchain.sh, binaries cached

@@ -88,6 +88,9 @@ class ActionModule(ActionBase):
         thread.join(POD_LOOKUP_TIMEOUT)
         if thread.is_alive():
             return known, "API did not answer within %g s, pod UIDs from the checkpoints only" % POD_LOOKUP_TIMEOUT
+        if failures and failures[0].status in (401, 403):
+            # Reached, but the credentials may not list pods (RBAC: list on pods, cluster-wide).
+            return known, "API refused the pod lookup, pod UIDs from the checkpoints only: %s" % failures[0]
         if failures:
             return known, "API not reachable, pod UIDs from the checkpoints only: %s" % failures[0]
         known.update(found)

@@ -8,6 +8,8 @@
 #   podman, runc, debootstrap the AWX execution environment image is built (ansible-builder with podman, on a
 #                             debootstrap'd base image) and the probe job runs inside it
 #                             (execution-environment/build_local.py, tests/integration/test_execution_environment.py)
+#   etcd (etcd-server)        the real control plane's store: kube-apiserver (built from the Go module proxy)
+#                             + etcd on loopback (tests/integration/controlplane.py)
 # Idempotent (tests/apt-requirements.sh does the work).
 #
 #   bash tests/integration/requirements.sh          install what is missing (root, apt-get)
@@ -25,4 +27,5 @@ apt_requirements test-requirements "${1:-}" \
   chromium=chromium \
   podman=podman \
   runc=runc \
-  debootstrap=debootstrap
+  debootstrap=debootstrap \
+  etcd=etcd-server

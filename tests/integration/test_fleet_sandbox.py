@@ -19,11 +19,12 @@ import json
 import os
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import time
 import urllib.request
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import pytest
 
@@ -89,7 +90,7 @@ class Run:
 class Fleet:
     """A sandbox fleet brought up with tests/sandbox/fleet.py, and ways to look at it."""
 
-    def __init__(self, directory: str, collections: str, scenario: str, nodes: int = 0) -> None:
+    def __init__(self, directory: str, collections: str, scenario: str, nodes: int = 0, up_args: Sequence[str] = ()) -> None:
         self.dir = directory
         self.collections = collections
         self.scenario = scenario
@@ -97,7 +98,8 @@ class Fleet:
         # Arguments every ansible-playbook run of this fleet gets first (a fixture's own setting).
         self.default_args: List[str] = []
         subprocess.run(
-            [PYTHON, FLEET, "up", "--dir", directory, "--scenario", scenario, "--settle-seconds", "3"] + (["--nodes", str(nodes)] if nodes else []),
+            [PYTHON, FLEET, "up", "--dir", directory, "--scenario", scenario, "--settle-seconds", "3"] + (["--nodes", str(nodes)] if nodes else [])
+            + list(up_args),
             check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=180,
         )
         with open(os.path.join(directory, "fleet.json"), encoding="utf-8") as handle:
@@ -156,7 +158,9 @@ class Fleet:
         request = urllib.request.Request(self.api_url + path, data=data, method=method, headers={
             "Authorization": "Bearer " + self.info["token"], "Content-Type": "application/json", "Accept": "application/json",
         })
-        with urllib.request.urlopen(request, timeout=10) as response:
+        # A real API server (tests/integration/controlplane.py): https, its CA in fleet.json.
+        context = ssl.create_default_context(cafile=self.info["api"]["ca"]) if self.info["api"].get("ca") else None
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
             return json.loads(response.read().decode("utf-8"))
 
     def api_node(self, name: str) -> Dict[str, Any]:
@@ -730,14 +734,20 @@ def untouched(fleet: Fleet, names: List[str]) -> bool:
 
 
 def test_two_concurrent_runs_never_work_on_the_cluster_at_once(controls: Fleet) -> None:
-    fleet = controls
-    names = sorted(fleet.nodes)[:2]
+    check_two_concurrent_runs(controls, sorted(controls.nodes)[:2])
+
+
+def check_two_concurrent_runs(fleet: Fleet, names: List[str]) -> None:
+    """Two remediate runs at once over ``names``: one holds the Lease until it releases it, then the other; each node repaired once.
+    (Also run against a real kube-apiserver: tests/integration/test_controlplane.py.)"""
     args = ("-l", ",".join(names), "-e", "numa_drift_batch=100%", "-e", "numa_drift_lock_wait_timeout=600", "-e", "numa_drift_lock_poll=2")
+    since = time.time()  # the writes of these two runs only
+    before = {name: fleet.unschedulable(name) for name in names}
     first = fleet.start_playbook("remediate", *args)
     second = fleet.start_playbook("remediate", *args)
     runs = [fleet.finish(first), fleet.finish(second)]
     assert all(run.rc == 0 for run in runs), "\n".join(run.tail(40) for run in runs)
-    audit = fleet.audit()
+    audit = [entry for entry in fleet.audit() if entry["time"] >= since]
     leases = [entry for entry in audit if entry["kind"] == "Lease"]
     holders = [entry.get("holder") for entry in leases]
     # One run holds the Lease (renewing it between batches) until it releases it; only then does the other take it.
@@ -749,11 +759,11 @@ def test_two_concurrent_runs_never_work_on_the_cluster_at_once(controls: Fleet) 
     assert taken >= released
     # Every cordon and uncordon (a change of spec.unschedulable) happened while the first holder held the Lease.
     held_from = next(entry["time"] for entry in leases if entry.get("holder") == first_holder)
-    last: Dict[str, bool] = {}
+    last: Dict[str, bool] = dict(before)
     changes = []
     for entry in audit:
         if entry["kind"] == "Node" and entry["name"] in names:
-            if entry["name"] in last and entry["unschedulable"] != last[entry["name"]]:
+            if entry["unschedulable"] != last[entry["name"]]:
                 changes.append(entry["time"])
             last[entry["name"]] = entry["unschedulable"]
     assert len(changes) == 4 and all(held_from <= moment <= released for moment in changes), (changes, held_from, released)
@@ -763,8 +773,11 @@ def test_two_concurrent_runs_never_work_on_the_cluster_at_once(controls: Fleet) 
 
 
 def test_a_held_lease_stops_a_second_run_and_a_stale_one_is_taken_over(controls: Fleet) -> None:
-    fleet = controls
-    name = sorted(fleet.nodes)[2]
+    check_held_then_stale_lease(controls, sorted(controls.nodes)[2])
+
+
+def check_held_then_stale_lease(fleet: Fleet, name: str) -> None:
+    """A Lease held by someone else stops a run (nothing touched); the same Lease not renewed in time is taken over."""
     now = time.time()
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now))
     spec = {"holderIdentity": "someone-else", "leaseDurationSeconds": 600, "acquireTime": stamp, "renewTime": stamp}
@@ -803,15 +816,18 @@ def test_an_api_outage_stops_the_rollout_at_the_gate(controls: Fleet) -> None:
 
 
 def test_pause_stops_the_rollout_before_the_next_batch(controls: Fleet) -> None:
-    fleet = controls
-    names = sorted(fleet.nodes)[2:4]
-    fleet.api("POST", "/api/v1/namespaces/kube-system/configmaps", {"metadata": {"name": "numa-drift-control"}, "data": {"paused": "true"}})
+    check_pause(controls, sorted(controls.nodes)[2:4])
+
+
+def check_pause(fleet: Fleet, names: List[str]) -> None:
+    """The pause ConfigMap (its documented name, extensions/rbac/ grants reading it) stops the run before its batch."""
+    fleet.api("POST", "/api/v1/namespaces/kube-system/configmaps", {"metadata": {"name": "numa-drift-rollout"}, "data": {"paused": "true"}})
     try:
-        run = fleet.playbook("remediate", "-l", ",".join(names), "-e", "numa_drift_pause_configmap=numa-drift-control")
+        run = fleet.playbook("remediate", "-l", ",".join(names), "-e", "numa_drift_pause_configmap=numa-drift-rollout")
     finally:
-        fleet.api("DELETE", "/api/v1/namespaces/kube-system/configmaps/numa-drift-control")
+        fleet.api("DELETE", "/api/v1/namespaces/kube-system/configmaps/numa-drift-rollout")
     assert run.rc == 0, run.tail()
-    assert "the rollout is paused (ConfigMap kube-system/numa-drift-control key paused)" in run.output
+    assert "the rollout is paused (ConfigMap kube-system/numa-drift-rollout key paused)" in run.output
     assert {row["action"] for row in run.rows().values()} == {"not_processed"}
     assert "paused" in run.report()["stopped"]["message"]
     assert untouched(fleet, names)

@@ -22,7 +22,7 @@ VM = os.path.join(TESTS, "vm", "requirements.sh")
 BASH = shutil.which("bash")
 
 INTEGRATION_COMMANDS = ("strace", "prometheus", "promtool", "prometheus-node-exporter", "chromium",
-                        "podman", "runc", "debootstrap")
+                        "podman", "runc", "etcd", "debootstrap")
 VM_COMMANDS = ("qemu-system-x86_64", "qemu-img", "debootstrap", "mkfs.ext4", "ssh", "ssh-keygen",
                "systemd-nspawn", "flock")
 
@@ -61,7 +61,7 @@ def test_integration_check_names_the_missing_packages_once(bindir, tmp_path):
         stub(bindir, name, "exit 0")
     # prometheus is missing but promtool is there: the package is still named, once.
     assert run(INTEGRATION, bindir, tmp_path, "--check") == (
-        1, "test-requirements: missing packages: debootstrap podman prometheus prometheus-node-exporter\n",
+        1, "test-requirements: missing packages: debootstrap etcd-server podman prometheus prometheus-node-exporter\n",
         "", [])
 
 
@@ -92,7 +92,7 @@ def test_integration_apt_get_failure_is_the_exit_status(bindir, tmp_path):
 
 
 def test_integration_cannot_install(bindir, tmp_path):
-    missing = "chromium debootstrap podman prometheus prometheus-node-exporter runc strace"
+    missing = "chromium debootstrap etcd-server podman prometheus prometheus-node-exporter runc strace"
     assert run(INTEGRATION, bindir, tmp_path) == (
         1, "", "test-requirements: missing %s and no apt-get here\n" % missing, [])
     stub(bindir, "apt-get", 'echo "apt-get $*" >>"$CALLS"')

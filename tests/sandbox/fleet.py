@@ -37,6 +37,7 @@ Everything listens on 127.0.0.1 only. Node names are ``sbx-node-01``, ``sbx-node
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -390,9 +391,45 @@ def start_apiserver(directory: str, python: str, options: argparse.Namespace) ->
 
 
 def api_get(url: str, token: str, path: str) -> Any:
-    request = urllib.request.Request(url + path, headers={"Authorization": "Bearer " + token, "Accept": "application/json"})
-    with urllib.request.urlopen(request, timeout=5) as response:
+    return api_call(url, token, "GET", path)
+
+
+def api_call(url: str, token: str, method: str, path: str, body: Any = None) -> Any:
+    """One API request; with a real API server (https) the CA is ``SSL_CERT_FILE`` (``--api-ca``)."""
+    data = None if body is None else json.dumps(body).encode("utf-8")
+    request = urllib.request.Request(url + path, data=data, method=method, headers={
+        "Authorization": "Bearer " + token, "Accept": "application/json", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read().decode("utf-8"))
+
+
+def seed_real_api(url: str, token: str, plans: List[Tuple[str, NodePlan]]) -> List[Tuple[str, NodePlan]]:
+    """Register the fleet's Nodes and create their pods on a real API server (an admin token).
+
+    A real API server gives every object its own ``metadata.uid``: the plans come back with their
+    pods keyed by the UIDs the server gave, so the checkpoints name the pods the API has."""
+    namespaces = {WORKLOAD_NAMESPACE, "kube-system"}
+    for namespace in sorted(namespaces):
+        for path, body in (("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+                           ("/api/v1/namespaces/%s/serviceaccounts" % namespace,
+                            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})):
+            try:
+                api_call(url, token, "POST", path, body)
+            except urllib.error.HTTPError as error:
+                if error.code != 409:
+                    raise
+    seeded = []
+    for index, (name, plan) in enumerate(plans, start=1):
+        node, pods = api_objects(name, index, plan)
+        api_call(url, token, "POST", "/api/v1/nodes", node)
+        uids = {}
+        for pod in pods:
+            old = pod["metadata"].pop("uid")
+            pod.pop("status", None)
+            created = api_call(url, token, "POST", "/api/v1/namespaces/%s/pods" % pod["metadata"]["namespace"], pod)
+            uids[old] = created["metadata"]["uid"]
+        seeded.append((name, dataclasses.replace(plan, pods={uids.get(uid, uid): pods_ for uid, pods_ in plan.pods.items()})))
+    return seeded
 
 
 def ready_of(node: Dict[str, Any]) -> Dict[str, Any]:
@@ -547,7 +584,8 @@ def service_definition(python: str, record: Dict[str, Any], plan: NodePlan, url:
     return {
         "command": standin_command(python, record["node_dir"], record["name"], plan, url, options), "restart_sec": options.restart_sec,
         "restart_max_sec": options.restart_max_sec, "restart_steps": options.restart_steps, "stop_timeout": 10.0,
-        "max_lifetime": options.max_lifetime, "log": "kubelet.log", "environment": {"NUMA_DRIFT_COLLECTIONS_PATH": collections},
+        "max_lifetime": options.max_lifetime, "log": "kubelet.log",
+        "environment": dict({"NUMA_DRIFT_COLLECTIONS_PATH": collections}, **({"SSL_CERT_FILE": options.api_ca} if options.api_ca else {})),
         "unit": record["unit"],
     }
 
@@ -580,15 +618,24 @@ def up(options: argparse.Namespace) -> List[str]:
         marker.write("every sandbox process of this fleet stops when this file disappears\n")
     collections = link_collection(directory)
 
-    nodes, state = build_nodes(directory, plans)
-    write_json(os.path.join(directory, "api", "state.json"), state)
-    phases = [("nodes built", time.time())]
-    api_pid, port = start_apiserver(directory, python, options)
-    phases.append(("API server", time.time()))
-    url = "http://%s:%d" % (apiserver.HOST, port)
-    write_yaml(os.path.join(directory, "kubeconfig"), kubeconfig(url, options.token))
+    if options.api_server:
+        # A real API server (tests/integration/controlplane.py): the Nodes and pods go there, through --token.
+        url, api_pid, port = options.api_server.rstrip("/"), None, None
+        plans = seed_real_api(url, options.token, plans)
+        nodes, _state = build_nodes(directory, plans)
+        phases = [("nodes built and registered", time.time())]
+        shutil.copyfile(options.kubeconfig, os.path.join(directory, "kubeconfig"))
+    else:
+        nodes, state = build_nodes(directory, plans)
+        write_json(os.path.join(directory, "api", "state.json"), state)
+        phases = [("nodes built", time.time())]
+        api_pid, port = start_apiserver(directory, python, options)
+        phases.append(("API server", time.time()))
+        url = "http://%s:%d" % (apiserver.HOST, port)
+        write_yaml(os.path.join(directory, "kubeconfig"), kubeconfig(url, options.token))
     write_json(os.path.join(directory, "fleet.json"), {
-        "dir": directory, "scenario": options.scenario, "created_at": started, "api": {"url": url, "port": port, "pid": api_pid},
+        "dir": directory, "scenario": options.scenario, "created_at": started,
+        "api": {"url": url, "port": port, "pid": api_pid, "real": bool(options.api_server), "ca": options.api_ca},
         "python": python, "token": options.token, "collections_path": collections, "nodes": nodes,
     })
     for record, (_name, plan) in zip(nodes, plans):
@@ -631,7 +678,7 @@ def node_rows(fleet: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 def status_lines(directory: str, as_json: bool) -> List[str]:
     fleet = load_fleet(directory)
-    api_up = supervisor.process_alive(fleet["api"]["pid"]) and bool(processes_referencing(os.path.join(directory, "api")))
+    api_up = bool(fleet["api"]["pid"]) and supervisor.process_alive(fleet["api"]["pid"]) and bool(processes_referencing(os.path.join(directory, "api")))
     rows = node_rows(fleet)
     if as_json:
         return [json.dumps({"api": dict(fleet["api"], running=api_up), "nodes": rows}, indent=2, sort_keys=True)]
@@ -725,6 +772,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                        help="RestartMaxDelaySec=: crash loops slow down to this (keeps idle fleets cheap); 0 or 1: always --restart-sec")
     start.add_argument("--restart-steps", type=int, default=4, help="RestartSteps=: restarts to reach --restart-max-sec")
     start.add_argument("--replace", action="store_true", help="take down and remove a fleet already in DIR first")
+    start.add_argument("--api-server", default=None,
+                       help="a real API server's URL (no stand-in is started): Nodes and pods are created there with --token "
+                            "(an admin token; the kubelet stand-ins post status with it too); with --kubeconfig")
+    start.add_argument("--kubeconfig", default=None, help="with --api-server: the kubeconfig the playbooks use (copied into DIR)")
+    start.add_argument("--api-ca", default=None, help="with --api-server: its CA file (SSL_CERT_FILE of every fleet process)")
     show = commands.add_parser("status", help="API readiness and kubelet services")
     show.add_argument("--dir", required=True)
     show.add_argument("--json", action="store_true")
@@ -736,6 +788,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
     options = parse_args(argv)
+    if getattr(options, "api_ca", None):
+        os.environ["SSL_CERT_FILE"] = options.api_ca  # inherited by the kubelet stand-ins' supervisors
     if options.command == "up":
         try:
             lines = up(options)
