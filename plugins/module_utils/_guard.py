@@ -29,7 +29,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import N
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import atomic_write, kubelet_processes, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import HistoryError, history_path, read_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import load_json
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR, lock_path, node_lock
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import MEMORY
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._metrics import render_metrics, write_metrics
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError, describe_bytes, parse_quantity
@@ -77,10 +77,13 @@ def _read_state(root: str) -> Dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-def _write_state(root: str, record: Dict[str, Any]) -> None:
+def _write_state(root: str, record: Dict[str, Any], timeout: float) -> None:
+    """Write this boot's record under the node lock: a writer holding that lock removes the temporary
+    files of ours it finds in the state directory as a killed run's leftovers, this write's included."""
     path = _under(root, GUARD_STATE)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    atomic_write(path, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode("utf-8"), mode=0o644)
+    with node_lock(lock_path(root), timeout):
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        atomic_write(path, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode("utf-8"), mode=0o644)
 
 
 def _log(text: str) -> None:
@@ -178,7 +181,7 @@ def _run(args: argparse.Namespace, started: float, deadline: float) -> None:
     record = {"boot_id": boot_id, "verdict": decision.verdict, "action": decision.action, "message": decision.message,
               "time": time.time(), "duration_seconds": round(time.monotonic() - started, 6)}
     try:
-        _write_state(root, record)
+        _write_state(root, record, max(deadline - time.monotonic(), 1.0))
     except OSError as error:
         _log("could not record this boot in %s: %s" % (_under(root, GUARD_STATE), error))
     _refresh_metrics(result, textfile_dir, root, decision.verdict if result else None, started)

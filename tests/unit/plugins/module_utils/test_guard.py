@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
+import time
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift, _guard
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift, _guard, _lock
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     KIB,
@@ -162,3 +165,30 @@ def test_metrics_module_writes_the_probes_verdict(tmp_path, capsys):
     result = run_module(capsys, numa_drift_metrics, {"root": root})
     assert result["verdict"] == "drift_within_bound" and verdict_metric(root) == "drift_within_bound"
     assert read(checkpoint_file(root)) == before
+
+
+def test_the_boot_record_is_written_under_the_node_lock(tmp_path):
+    """A writer holding the node lock removes our temporary files in the state directory as a killed
+    run's leftovers; the guard's record must wait for that lock, or its temporary file can vanish
+    before the rename (seen as a missing guard.json in the module-against-guard races)."""
+    root = str(tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        "path = sys.argv[1]\n"
+        "os.makedirs(os.path.dirname(path), exist_ok=True)\n"
+        "handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "fcntl.flock(handle, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "time.sleep(30)\n"), _lock.lock_path(root)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with pytest.raises(_lock.LockTimeout):
+            _guard._write_state(root, {"boot_id": "b", "action": "none"}, 0.5)  # pylint: disable=protected-access
+        assert time.monotonic() - started >= 0.4
+        assert not os.path.exists(os.path.join(root, _guard.GUARD_STATE.lstrip("/")))
+    finally:
+        holder.kill()
+        holder.wait()
+    _guard._write_state(root, {"boot_id": "b", "action": "none"}, 5)  # pylint: disable=protected-access
+    assert guard_record(root)["boot_id"] == "b"
