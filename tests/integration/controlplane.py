@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import calendar
 import contextlib
-import fcntl
 import json
 import os
 import secrets
@@ -38,7 +37,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "kubelet_judge"))
@@ -66,20 +65,12 @@ def binary_path(release: str = RELEASE) -> str:
     return os.path.join(CACHE_ROOT, release, "bin", "kube-apiserver-r%s" % BUILD_RECIPE)
 
 
-@contextlib.contextmanager
-def build_lock() -> Iterator[None]:
-    os.makedirs(CACHE_ROOT, exist_ok=True)
-    with open(os.path.join(CACHE_ROOT, ".lock"), "a+", encoding="utf-8") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        yield
-
-
 def build(release: str = RELEASE) -> str:
     """The path of kube-apiserver at ``release``, built (``go build``) when not cached."""
     target = binary_path(release)
     if os.access(target, os.X_OK):
         return target
-    with build_lock():
+    with judge_build.cache_lock(CACHE_ROOT):
         if os.access(target, os.X_OK):
             return target
         started = time.monotonic()
@@ -90,9 +81,7 @@ def build(release: str = RELEASE) -> str:
         src = os.path.join(CACHE_ROOT, release, "src")
         os.makedirs(src, exist_ok=True)
         with open(os.path.join(src, "go.mod"), "w", encoding="utf-8") as handle:
-            handle.write("module nodeops.invalid/kube-apiserver\n\ngo %s\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n%s\n)\n" % (
-                ".".join(map(str, judge_build.go_line(gomod))), release,
-                "\n".join(judge_build.staging_replaces(gomod, release))))
+            handle.write(judge_build.consumer_gomod("nodeops.invalid/kube-apiserver", release, gomod))
         os.makedirs(os.path.dirname(target), exist_ok=True)
         partial = "%s.%d.partial" % (target, os.getpid())
         judge_build.run_go(go, ["build", "-trimpath", "-ldflags=-s -w " + VERSION_FLAG % release, "-o", partial,

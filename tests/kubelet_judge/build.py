@@ -17,6 +17,8 @@ judge's sources): a warm run costs a hash and a stat. Go: ``$GO``, else ``go`` o
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -25,7 +27,7 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 RELEASES = ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -149,19 +151,33 @@ def staging_replaces(gomod: str, release: str) -> List[str]:
     return ["\t%s => %s %s" % (name, name, staging_version) for name in names]
 
 
+def consumer_gomod(module_path: str, release: str, gomod: str) -> str:
+    """go.mod of a module that builds kubelet's code: k8s.io/kubernetes at ``release`` + the staging replaces
+    (shared by the judges, the guests' kubelet and the test control plane)."""
+    return "module %s\n\ngo %s\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n%s\n)\n" % (
+        module_path,
+        ".".join(map(str, go_line(gomod))),
+        release,
+        "\n".join(staging_replaces(gomod, release)),
+    )
+
+
+@contextlib.contextmanager
+def cache_lock(directory: str) -> Iterator[None]:
+    """An exclusive lock on ``directory``/.lock: concurrent builders of one cache wait for each other."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, ".lock"), "a+", encoding="utf-8") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield
+
+
 def write_module(src: str, release: str, gomod: str) -> None:
     os.makedirs(src, exist_ok=True)
     for name in os.listdir(src):
         if name.endswith(".go"):
             os.remove(os.path.join(src, name))
-    text = "module %s\n\ngo %s\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n%s\n)\n" % (
-        MODULE_PATH,
-        ".".join(map(str, go_line(gomod))),
-        release,
-        "\n".join(staging_replaces(gomod, release)),
-    )
     with open(os.path.join(src, "go.mod"), "w", encoding="utf-8") as handle:
-        handle.write(text)
+        handle.write(consumer_gomod(MODULE_PATH, release, gomod))
     for relative in COMMON_SOURCES:
         shutil.copyfile(os.path.join(HERE, relative), os.path.join(src, os.path.basename(relative)))
     shutil.copyfile(os.path.join(HERE, shim_source(release)), os.path.join(src, "shim.go"))

@@ -28,8 +28,6 @@ kubelet's packages) a release builds in seconds; cold, minutes.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import hashlib
 import os
 import shutil
@@ -37,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, Iterator, Optional, Sequence
+from typing import Dict, Optional, Sequence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "kubelet_judge"))
@@ -84,14 +82,6 @@ def disk_path() -> str:
     return os.path.join(CACHE_ROOT, "disk-%s.img" % key)
 
 
-@contextlib.contextmanager
-def build_lock() -> Iterator[None]:
-    os.makedirs(CACHE_ROOT, exist_ok=True)
-    with open(os.path.join(CACHE_ROOT, ".lock"), "a+", encoding="utf-8") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        yield
-
-
 def prepare_module(release: str) -> Dict[str, str]:
     """The release's Go module (go.mod like the judge's) with fake_cri's main; returns the go env."""
     os.makedirs(judge_build.CACHE_ROOT, exist_ok=True)
@@ -99,13 +89,8 @@ def prepare_module(release: str) -> Dict[str, str]:
     gomod = judge_build.kubernetes_gomod(judge_build.find_go((1, 0)), release, env)
     src = os.path.join(CACHE_ROOT, release, "src")
     os.makedirs(os.path.join(src, "fakecri"), exist_ok=True)
-    text = "module nodeops.invalid/kubelet\n\ngo %s\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n%s\n)\n" % (
-        ".".join(map(str, judge_build.go_line(gomod))),
-        release,
-        "\n".join(judge_build.staging_replaces(gomod, release)),
-    )
     with open(os.path.join(src, "go.mod"), "w", encoding="utf-8") as handle:
-        handle.write(text)
+        handle.write(judge_build.consumer_gomod("nodeops.invalid/kubelet", release, gomod))
     shutil.copyfile(FAKE_CRI_SOURCE, os.path.join(src, "fakecri", "main.go"))
     env["NUMA_DRIFT_GO"] = judge_build.find_go(judge_build.go_line(gomod))
     env["NUMA_DRIFT_SRC"] = src
@@ -164,7 +149,7 @@ def build_disk() -> str:
     target = disk_path()
     if os.path.exists(target):
         return target
-    with build_lock():
+    with judge_build.cache_lock(CACHE_ROOT):
         if os.path.exists(target):
             return target
         files = {"kubelet-%s" % release: build_kubelet(release) for release in KUBELET_RELEASES}
