@@ -347,14 +347,23 @@ REMOVED_FLAGS = {"pod-infra-container-image": "1.35"}
 SUPPORTED_RELEASES = ("1.34", "1.35", "1.36", "1.37")
 
 
+def _split_releases(first: str) -> Tuple[List[str], List[str]]:
+    """The supported releases before ``first`` and from ``first`` on (``1.36`` -> 1.34, 1.35 | 1.36, 1.37)."""
+    threshold = tuple(map(int, first.split(".")))
+    later = [release for release in SUPPORTED_RELEASES if tuple(map(int, release.split("."))) >= threshold]
+    return [release for release in SUPPORTED_RELEASES if release not in later], later
+
+
+def _releases_disagree(what: str, accepting: List[str], refusing: List[str]) -> str:
+    return "%s (kubelet releases disagree: %s accept it, %s refuse to start with it)" % (what, ", ".join(accepting), ", ".join(refusing))
+
+
 def _removed_flag_problem(name: str) -> Optional[str]:
     removed_in = REMOVED_FLAGS.get(name)
     if removed_in is None:
         return None
-    refusing = [release for release in SUPPORTED_RELEASES if tuple(map(int, release.split("."))) >= tuple(map(int, removed_in.split(".")))]
-    accepting = [release for release in SUPPORTED_RELEASES if release not in refusing]
-    return "unknown flag: --%s (kubelet releases disagree: %s accept it, %s refuse to start with it)" % (
-        name, ", ".join(accepting), ", ".join(refusing))
+    accepting, refusing = _split_releases(removed_in)
+    return _releases_disagree("unknown flag: --%s" % name, accepting, refusing)
 
 
 # Feature gates some supported kubelet releases do not know yet: name -> the first release that knows it.
@@ -368,11 +377,8 @@ def added_gate_problems(*gate_maps: object) -> List[str]:
     named = [name for gates in gate_maps if isinstance(gates, Mapping) for name in gates if name in ADDED_GATES]
     problems = []
     for name in dict.fromkeys(named):
-        known_in = tuple(map(int, ADDED_GATES[name].split(".")))
-        accepting = [release for release in SUPPORTED_RELEASES if tuple(map(int, release.split("."))) >= known_in]
-        refusing = [release for release in SUPPORTED_RELEASES if release not in accepting]
-        problems.append("unrecognized feature gate: %s (kubelet releases disagree: %s accept it, %s refuse to start with it)" % (
-            name, ", ".join(accepting), ", ".join(refusing)))
+        refusing, accepting = _split_releases(ADDED_GATES[name])
+        problems.append(_releases_disagree("unrecognized feature gate: %s" % name, accepting, refusing))
     return problems
 
 
