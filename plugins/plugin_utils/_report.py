@@ -358,13 +358,24 @@ def uids_to_look_up(outcomes: Mapping[str, Mapping[str, Any]], known: Mapping[st
     return wanted
 
 
+# kubelet's annotation on the mirror Pod of a static pod: the static pod's own UID (the one kubelet's
+# checkpoint records), which differs from the mirror Pod's metadata.uid (pkg/kubelet/pod/mirror_client.go).
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+
+
 def names_from_listing(uids: Sequence[str], items: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
-    """UID -> {name, namespace, qos} from a pod listing of the node; None for a UID the API does not have."""
+    """UID -> {name, namespace, qos} from a pod listing of the node; None for a UID the API does not have.
+
+    A static pod is known to kubelet (and its checkpoint) by its own UID, to the API by its mirror Pod:
+    the mirror Pod is found by the UID in its mirror annotation."""
     found = {}
     for item in items:
         meta = item.get("metadata") or {}
-        found[meta.get("uid")] = {"name": meta.get("name"), "namespace": meta.get("namespace"),
-                                  "qos": (item.get("status") or {}).get("qosClass")}
+        named = {"name": meta.get("name"), "namespace": meta.get("namespace"), "qos": (item.get("status") or {}).get("qosClass")}
+        found[meta.get("uid")] = named
+        mirror_of = (meta.get("annotations") or {}).get(MIRROR_POD_ANNOTATION)
+        if mirror_of:
+            found[mirror_of] = named
     return {uid: found.get(uid) for uid in uids}
 
 

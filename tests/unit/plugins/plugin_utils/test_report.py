@@ -196,6 +196,20 @@ def test_pod_names_from_a_node_listing_and_the_cache(tmp_path):
     assert _report.row("h", "", outcome, {})["pinned_pods"][0]["in_api"] is None  # not looked up
 
 
+def test_a_static_pod_is_named_by_its_mirror_pod():
+    # As kubelet v1.37.2 created it in a molecule guest: the mirror Pod's own uid is the API's; its mirror
+    # annotation holds the static pod's UID, the one kubelet's checkpoint records.
+    mirror = {"metadata": {"uid": "1f0c6b1e-api-assigned", "name": "guaranteed-0-numa2", "namespace": "default",
+                           "annotations": {"kubernetes.io/config.mirror": "9d3c1c0b6f1e4a7b8e2d", "kubernetes.io/config.hash": "9d3c1c0b6f1e4a7b8e2d"}},
+              "status": {"qosClass": "Guaranteed"}}
+    names = _report.names_from_listing(["9d3c1c0b6f1e4a7b8e2d", "gone"], [mirror])
+    assert names == {"9d3c1c0b6f1e4a7b8e2d": {"name": "guaranteed-0-numa2", "namespace": "default", "qos": "Guaranteed"},
+                     "gone": None}
+    # The config.hash annotation alone (a regular Pod copied from a manifest) names nothing.
+    copied = {"metadata": {"uid": "u", "name": "copy", "namespace": "default", "annotations": {"kubernetes.io/config.hash": "gone"}}}
+    assert _report.names_from_listing(["gone"], [copied]) == {"gone": None}
+
+
 def test_build_counts_and_headline(tmp_path):
     outcome = probed_outcome(facts_of(drifted_node(tmp_path)))
     report = _report.build("probe", ["h1", "h2"], [outcome, {}], ["", "node-2"], None, {}, "api", "2026-01-01T00:00:00Z")
