@@ -64,8 +64,9 @@ stage_integration() {
   # Real components the integration tests start (strace, Prometheus, node exporter, Chromium,
   # podman, etcd), from Debian.
   run bash tests/integration/requirements.sh || return 1
-  # kube-apiserver of the real control plane (tests/integration/controlplane.py), built before the tests
-  # (cached under ~/.cache/nodeops-numa-drift/kube-apiserver/), with Go from scripts/go-toolchain.sh.
+  # kube-apiserver and kube-controller-manager of the real control plane (tests/integration/controlplane.py;
+  # the molecule stage's guests register with it), built before the tests (cached under
+  # ~/.cache/nodeops-numa-drift/kube-apiserver/), with Go from scripts/go-toolchain.sh.
   local go
   go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
   PATH="$(dirname "$go"):$PATH" run python "$ROOT/tests/integration/controlplane.py" build || return 1

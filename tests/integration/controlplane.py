@@ -1,22 +1,33 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A real Kubernetes control plane for the integration tests: kube-apiserver + etcd on loopback.
+"""A real Kubernetes control plane for the tests: kube-apiserver + etcd (+ kube-controller-manager) on loopback.
 
-    python3 tests/integration/controlplane.py build   build kube-apiserver when not cached; print its path
+    python3 tests/integration/controlplane.py build   build the binaries when not cached; print their paths
     python3 tests/integration/controlplane.py run     start etcd + kube-apiserver, print the admin kubeconfig, wait
+    python3 tests/integration/controlplane.py serve --dir D [--node N ...] [--controller-manager]
+                                                       the same in D, detached from any test; D/state.json
+                                                       once ready; stops when D/alive disappears
+    python3 tests/integration/controlplane.py audit --dir D
+                                                       the writes to Nodes and Leases so far (JSON)
 
-kube-apiserver is ``go build k8s.io/kubernetes/cmd/kube-apiserver`` at ``RELEASE`` (the newest supported
-minor), in a Go module made like the kubelet judge's (tests/kubelet_judge/build.py: ``require
-k8s.io/kubernetes <release>`` plus one ``replace`` per staging module), version stamped, cached under
-``~/.cache/nodeops-numa-drift/kube-apiserver/<release>/`` (``XDG_CACHE_HOME`` honoured). etcd is Debian's
-``etcd-server`` (3.4; tests/integration/requirements.sh installs it), which kube-apiserver v1.37 accepts.
+kube-apiserver and kube-controller-manager are ``go build k8s.io/kubernetes/cmd/<component>`` at
+``RELEASE`` (the newest supported minor), in a Go module made like the kubelet judge's
+(tests/kubelet_judge/build.py: ``require k8s.io/kubernetes <release>`` plus one ``replace`` per staging
+module), version stamped, cached under ``~/.cache/nodeops-numa-drift/kube-apiserver/<release>/``
+(``XDG_CACHE_HOME`` honoured). etcd is Debian's ``etcd-server`` (3.4; tests/integration/requirements.sh
+installs it), which kube-apiserver v1.37 accepts.
 
 Everything listens on 127.0.0.1 only, on free ports, with its data in a temporary directory removed
 at stop. Authentication: a static token file (``--token-auth-file``: one admin token in
-``system:masters``, which the tests and the kubelet stand-ins use) and ServiceAccount tokens (key
-made with openssl); authorization: ``RBAC`` only, so a ServiceAccount has exactly what its bindings
-grant.
+``system:masters``, which the tests and the kubelet stand-ins use, and one token per real kubelet,
+``system:node:<name>`` in ``system:nodes``) and ServiceAccount tokens (key made with openssl);
+authorization: ``Node,RBAC`` with the ``NodeRestriction`` admission plugin, as kubeadm sets them, so a
+kubelet may write only its own Node and a ServiceAccount has exactly what its bindings grant.
+
+kube-controller-manager (``controller_manager=True``, the VM scenarios) runs only the node lifecycle
+controller: it is what turns a Node whose kubelet stopped posting status (a reboot) ``NotReady``
+(status ``Unknown``) in a real cluster, after ``--node-monitor-grace-period`` (20 s here).
 """
 
 from __future__ import annotations
@@ -61,13 +72,17 @@ def log(message: str) -> None:
     print("controlplane: %s" % message, file=sys.stderr, flush=True)
 
 
-def binary_path(release: str = RELEASE) -> str:
-    return os.path.join(CACHE_ROOT, release, "bin", "kube-apiserver-r%s" % BUILD_RECIPE)
+COMPONENTS = ("kube-apiserver", "kube-controller-manager")
+NODE_MONITOR_GRACE = "20s"
 
 
-def build(release: str = RELEASE) -> str:
-    """The path of kube-apiserver at ``release``, built (``go build``) when not cached."""
-    target = binary_path(release)
+def binary_path(release: str = RELEASE, component: str = "kube-apiserver") -> str:
+    return os.path.join(CACHE_ROOT, release, "bin", "%s-r%s" % (component, BUILD_RECIPE))
+
+
+def build(release: str = RELEASE, component: str = "kube-apiserver") -> str:
+    """The path of ``component`` (kube-apiserver, kube-controller-manager) at ``release``, built when not cached."""
+    target = binary_path(release, component)
     if os.access(target, os.X_OK):
         return target
     with judge_build.cache_lock(CACHE_ROOT):
@@ -85,9 +100,9 @@ def build(release: str = RELEASE) -> str:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         partial = "%s.%d.partial" % (target, os.getpid())
         judge_build.run_go(go, ["build", "-trimpath", "-ldflags=-s -w " + VERSION_FLAG % release, "-o", partial,
-                                "k8s.io/kubernetes/cmd/kube-apiserver"], cwd=src, env=env)
+                                "k8s.io/kubernetes/cmd/" + component], cwd=src, env=env)
         os.replace(partial, target)
-        log("built kube-apiserver %s in %.0f s" % (release, time.monotonic() - started))
+        log("built %s %s in %.0f s" % (component, release, time.monotonic() - started))
     return target
 
 
@@ -157,7 +172,19 @@ def audit_entry(event: Dict[str, Any]) -> Optional[Dict[str, Any]]:
             entry["holder"] = (obj.get("spec") or {}).get("holderIdentity")
         else:
             entry["unschedulable"] = bool((obj.get("spec") or {}).get("unschedulable"))
+            entry["annotations"] = (obj.get("metadata") or {}).get("annotations") or {}
     return entry
+
+
+def read_audit(path: str) -> List[Dict[str, Any]]:
+    """Every successful write to a Lease or a Node in the audit log at ``path``, in order."""
+    entries = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            entry = audit_entry(json.loads(line)) if line.strip() else None
+            if entry is not None:
+                entries.append(entry)
+    return sorted(entries, key=lambda entry: entry["time"])
 
 
 def kubeconfig_text(server: str, ca_file: str, token: str, user: str) -> str:
@@ -173,15 +200,33 @@ def kubeconfig_text(server: str, ca_file: str, token: str, user: str) -> str:
 class ControlPlane:
     """etcd + kube-apiserver on loopback; ``start()`` / ``stop()``; an admin token, ServiceAccount tokens."""
 
-    def __init__(self, workdir: Optional[str] = None, release: str = RELEASE) -> None:
+    def __init__(self, workdir: Optional[str] = None, release: str = RELEASE, nodes: Sequence[str] = (),
+                 controller_manager: bool = False) -> None:
         self.release = release
         self._own_dir = workdir is None
         self.workdir = workdir or tempfile.mkdtemp(prefix="numa-drift-cp-")
         self.admin_token = secrets.token_hex(16)
+        # One token per real kubelet: user system:node:<name> in system:nodes (the Node authorizer's identity).
+        self.node_tokens = {name: secrets.token_hex(16) for name in nodes}
+        self.controller_manager = controller_manager
         self.port = 0
         self.etcd_port = 0
         self.procs: List[subprocess.Popen] = []
         self.timings: Dict[str, float] = {}
+
+    @classmethod
+    def attach(cls, state: Dict[str, Any]) -> "ControlPlane":
+        """A client of a control plane another process serves (``serve``'s state.json); it stops nothing."""
+        plane = cls(workdir=state["workdir"])
+        plane.port = state["port"]
+        plane.admin_token = state["admin_token"]
+        plane.node_tokens = dict(state["node_tokens"])
+        return plane
+
+    def state(self) -> Dict[str, Any]:
+        """What a client needs to reach this control plane (``attach``)."""
+        return {"workdir": self.workdir, "server": self.server, "port": self.port, "ca_file": self.ca_file,
+                "admin_token": self.admin_token, "node_tokens": self.node_tokens, "pid": os.getpid()}
 
     # -- paths -------------------------------------------------------------------------------------
     def path(self, *parts: str) -> str:
@@ -247,13 +292,7 @@ class ControlPlane:
 
     def audit(self) -> List[Dict[str, Any]]:
         """Every successful write to a Lease or a Node so far, in order (the API server's audit log)."""
-        entries = []
-        with open(self.path("audit.log"), encoding="utf-8") as handle:
-            for line in handle:
-                entry = audit_entry(json.loads(line)) if line.strip() else None
-                if entry is not None:
-                    entries.append(entry)
-        return sorted(entries, key=lambda entry: entry["time"])
+        return read_audit(self.path("audit.log"))
 
     def service_account_token(self, namespace: str, name: str, seconds: int = 7200) -> str:
         """A token of the ServiceAccount (TokenRequest, as kubectl create token)."""
@@ -284,6 +323,8 @@ class ControlPlane:
                        check=True, capture_output=True)
         with open(self.path("tokens.csv"), "w", encoding="utf-8") as handle:
             handle.write('%s,%s,uid-admin,"system:masters"\n' % (self.admin_token, ADMIN_USER))
+            for name, token in sorted(self.node_tokens.items()):
+                handle.write('%s,system:node:%s,uid-node-%s,"system:nodes"\n' % (token, name, name))
         os.chmod(self.path("tokens.csv"), 0o600)
         with open(self.path("audit-policy.json"), "w", encoding="utf-8") as handle:
             json.dump(AUDIT_POLICY, handle)
@@ -311,7 +352,7 @@ class ControlPlane:
             "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
             "--secure-port", str(self.port), "--cert-dir", self.path("certs"),
             "--token-auth-file", self.path("tokens.csv"),
-            "--authorization-mode", "RBAC",
+            "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction",
             "--service-account-issuer", "https://kubernetes.default.svc",
             "--service-account-key-file", self.path("sa.pub"),
             "--service-account-signing-key-file", self.path("sa.key"),
@@ -324,7 +365,20 @@ class ControlPlane:
         self.wait_ready()
         self.timings["start"] = time.monotonic() - started
         log("kube-apiserver %s ready on %s in %.1f s" % (self.release, self.server, self.timings["start"]))
+        if self.controller_manager:
+            self._start_controller_manager()
         return self
+
+    def _start_controller_manager(self) -> None:
+        """kube-controller-manager with the node lifecycle controller only (it marks silent Nodes NotReady)."""
+        self._spawn("kube-controller-manager", [
+            build(self.release, "kube-controller-manager"),
+            "--kubeconfig", self.kubeconfig("controller-manager", self.admin_token),
+            "--controllers", "node-lifecycle-controller", "--leader-elect=false",
+            "--bind-address", "127.0.0.1", "--secure-port", str(free_port()),
+            "--node-monitor-period", "2s", "--node-monitor-grace-period", NODE_MONITOR_GRACE,
+            "--v", "1",
+        ])
 
     def wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT
@@ -333,7 +387,7 @@ class ControlPlane:
         context.verify_mode = ssl.CERT_NONE
         last = ""
         while time.monotonic() < deadline:
-            for name, proc in zip(("etcd", "kube-apiserver"), self.procs):
+            for name, proc in zip(("etcd", "kube-apiserver"), self.procs[:2]):
                 if proc.poll() is not None:
                     tail = self._log_tail(name)
                     self.stop()
@@ -370,13 +424,82 @@ class ControlPlane:
         self.stop()
 
 
+RBAC_FILE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "extensions", "rbac", "nodeops-numa-drift.yml")
+SERVICE_ACCOUNT = ("kube-system", "nodeops-numa-drift")
+
+
+def rbac_documents() -> List[Dict[str, Any]]:
+    """The RBAC objects the collection ships (extensions/rbac/nodeops-numa-drift.yml, a v1 List)."""
+    import yaml  # pylint: disable=import-outside-toplevel  # only where the tests' Python has PyYAML
+
+    with open(RBAC_FILE, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)["items"]
+
+
+def shipped_service_account_token(plane: ControlPlane) -> str:
+    """The shipped RBAC objects applied; a token of their ServiceAccount (bound to exactly those roles)."""
+    for document in rbac_documents():
+        plane.apply(document)
+    return plane.service_account_token(*SERVICE_ACCOUNT)
+
+
+def serve(directory: str, nodes: Sequence[str], controller_manager: bool, alive: str, max_lifetime: float) -> int:
+    """Run a control plane in ``directory`` until ``alive`` disappears, SIGTERM, or ``max_lifetime`` seconds.
+
+    ``directory/state.json`` appears once kube-apiserver is ready and disappears at stop; etcd's data of an
+    earlier run in the same directory is removed first (every run starts with an empty cluster)."""
+    os.makedirs(directory, exist_ok=True)
+    shutil.rmtree(os.path.join(directory, "etcd"), ignore_errors=True)
+    state_file = os.path.join(directory, "state.json")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(state_file)
+    stopping: List[int] = []
+    signal.signal(signal.SIGTERM, lambda signum, _frame: stopping.append(signum))
+    plane = ControlPlane(workdir=directory, nodes=nodes, controller_manager=controller_manager)
+    plane.start()
+    try:
+        with open(state_file + ".partial", "w", encoding="utf-8") as handle:
+            json.dump(plane.state(), handle)
+        os.chmod(state_file + ".partial", 0o600)
+        os.replace(state_file + ".partial", state_file)
+        deadline = time.monotonic() + max_lifetime
+        while not stopping and os.path.exists(alive) and time.monotonic() < deadline:
+            exited = [proc.args[0] for proc in plane.procs if proc.poll() is not None]
+            if exited:
+                log("exited by itself: %s (logs in %s)" % (", ".join(exited), directory))
+                return 1
+            time.sleep(1)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(state_file)
+        plane.stop()
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("action", choices=("build", "run"))
+    parser.add_argument("action", choices=("build", "run", "serve", "audit"))
+    parser.add_argument("--dir", help="serve, audit: the control plane's directory")
+    parser.add_argument("--node", action="append", default=[], help="serve: a real kubelet's Node name (its token)")
+    parser.add_argument("--controller-manager", action="store_true", help="serve: also the node lifecycle controller")
+    parser.add_argument("--exit-if-missing", help="serve: stop when this file disappears (default DIR/alive)")
+    parser.add_argument("--max-lifetime", type=float, default=7200.0, help="serve: stop after this many seconds")
     args = parser.parse_args(argv)
     if args.action == "build":
-        print(build())
+        for component in COMPONENTS:
+            print(build(component=component))
         return 0
+    if args.action == "audit":
+        if not args.dir:
+            parser.error("audit needs --dir")
+        json.dump(read_audit(os.path.join(args.dir, "audit.log")), sys.stdout, indent=1)
+        return 0
+    if args.action == "serve":
+        if not args.dir:
+            parser.error("serve needs --dir")
+        directory = os.path.abspath(args.dir)
+        return serve(directory, args.node, args.controller_manager,
+                     args.exit_if_missing or os.path.join(directory, "alive"), args.max_lifetime)
     with ControlPlane() as plane:
         print(plane.kubeconfig("admin", plane.admin_token), flush=True)
         with contextlib.suppress(KeyboardInterrupt):

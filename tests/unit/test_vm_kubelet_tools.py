@@ -2,14 +2,19 @@
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The QEMU guests' real-kubelet tooling, on the host: how kubelet's own log lines are read
-(guard_state.fatal_errors, node_status_relay.kubelet_ready) and the disk that carries kubelet
-(kubelet_disk.make_disk, its cache keys). The guests themselves run in the molecule stage."""
+(guard_state.fatal_errors), the disk that carries kubelet (kubelet_disk.make_disk, its cache keys), and
+the guest's one way to the control plane (qemu.api_forward, loopback_pipe.py, hostapi's kubelet
+kubeconfig). The guests themselves run in the molecule stage."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -20,8 +25,9 @@ for _sub in ("tests/vm", "tests/sandbox"):
         sys.path.insert(0, _path)
 
 import guard_state  # noqa: E402
+import hostapi  # noqa: E402
 import kubelet_disk  # noqa: E402
-import node_status_relay  # noqa: E402
+import qemu  # noqa: E402
 
 # Lines as kubelet v1.37.2 wrote them in a molecule guest (journalctl -o cat).
 REFUSED = ('E1204 09:09:01.766943     286 kubelet.go:1850] "Failed to start ContainerManager" '
@@ -45,61 +51,6 @@ def test_fatal_errors_still_reads_the_stand_in():
     assert guard_state.fatal_errors([OTHER, STARTED]) == []
 
 
-class FakeGuest:
-    """systemctl/journalctl answers of a guest, for node_status_relay."""
-
-    def __init__(self, pid, own_log, unit_log, healthz):
-        self.pid, self.own_log, self.unit_log, self.healthz = pid, own_log, unit_log, healthz
-
-    def command_output(self, argv):
-        if argv[0] == "systemctl":
-            return "%d\n" % self.pid
-        if any(arg.startswith("_PID=") for arg in argv):
-            assert "_PID=%d" % self.pid in argv
-            return "\n".join(self.own_log)
-        return "\n".join(self.unit_log)
-
-
-@pytest.mark.parametrize(
-    "pid, own_log, healthz, ready",
-    [
-        (321, [OTHER, STARTED], True, True),      # container manager started, /healthz ok
-        (321, [OTHER], True, False),              # /healthz answers before the memory manager starts
-        (321, [OTHER, STARTED], False, False),    # started, but /healthz does not answer
-        (0, [], False, False),                    # between two starts (auto-restart)
-    ],
-)
-def test_relay_says_ready_only_after_kubelet_started_its_container_manager(monkeypatch, pid, own_log, healthz, ready):
-    guest = FakeGuest(pid, own_log, [OTHER, REFUSED], healthz)
-    monkeypatch.setattr(node_status_relay, "command_output", guest.command_output)
-    monkeypatch.setattr(node_status_relay, "healthz_ok", lambda url: guest.healthz)
-    is_ready, message = node_status_relay.kubelet_ready("kubelet", node_status_relay.HEALTHZ)
-    assert is_ready is ready
-    if not ready:
-        assert message == REFUSED.strip()
-
-
-def test_relay_reads_the_journal_once_per_started_process(monkeypatch):
-    guest = FakeGuest(321, [OTHER, STARTED], [OTHER], True)
-    calls = []
-    monkeypatch.setattr(node_status_relay, "command_output", lambda argv: calls.append(argv) or guest.command_output(argv))
-    monkeypatch.setattr(node_status_relay, "healthz_ok", lambda url: True)
-    seen = set()
-    for heartbeat in range(3):
-        assert node_status_relay.kubelet_ready("kubelet", node_status_relay.HEALTHZ, seen)[0] is True, heartbeat
-    assert len([argv for argv in calls if argv[0] == "journalctl"]) == 1
-    guest.pid, guest.own_log = 400, [OTHER]  # systemd restarted kubelet: the new process must show its own start
-    assert node_status_relay.kubelet_ready("kubelet", node_status_relay.HEALTHZ, seen)[0] is False
-
-
-def test_relay_message_without_a_fatal_line(monkeypatch):
-    guest = FakeGuest(0, [], [OTHER], False)
-    monkeypatch.setattr(node_status_relay, "command_output", guest.command_output)
-    monkeypatch.setattr(node_status_relay, "healthz_ok", lambda url: False)
-    assert node_status_relay.kubelet_ready("kubelet", node_status_relay.HEALTHZ) == (
-        False, "kubelet has not started its container manager yet")
-
-
 def test_make_disk_holds_the_binaries_executable(tmp_path, monkeypatch):
     monkeypatch.setattr(kubelet_disk, "CACHE_ROOT", str(tmp_path))
     payload = tmp_path / "payload"
@@ -120,3 +71,74 @@ def test_disk_key_follows_the_fake_runtimes_source(tmp_path, monkeypatch):
     assert kubelet_disk.disk_path() != before
     assert kubelet_disk.kubelet_path("v1.37.2") == kubelet_disk.kubelet_path("v1.37.2")
     assert kubelet_disk.kubelet_path("v1.34.4") != kubelet_disk.kubelet_path("v1.37.2")
+
+
+def test_api_forward_joins_the_guests_api_address_to_the_pipe_and_nothing_else(tmp_path):
+    port_file = tmp_path / "port"
+    forward = qemu.api_forward({"api_port_file": str(port_file)})
+    assert forward == ",guestfwd=tcp:10.0.2.100:6443-cmd:%s %s %s" % (sys.executable, qemu.LOOPBACK_PIPE, port_file)
+    assert qemu.api_forward({"api_port_file": None}) == ""
+    with pytest.raises(SystemExit, match="commas"):
+        qemu.api_forward({"api_port_file": str(tmp_path / "a,b")})
+
+
+def echo_server() -> socket.socket:
+    """A loopback server that answers every connection with its bytes upper-cased, then closes."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _addr = server.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while True:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                conn.sendall(data.upper())
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server
+
+
+def test_loopback_pipe_carries_a_connection_both_ways_and_rereads_the_port(tmp_path):
+    pipe = os.path.join(CHECKOUT, "tests", "vm", "loopback_pipe.py")
+    port_file = tmp_path / "port"
+    for _restart in range(2):  # a control plane restarted on another port is found through the same file
+        server = echo_server()
+        port_file.write_text("%d\n" % server.getsockname()[1])
+        payload = os.urandom(200_000).hex().encode("ascii")
+        result = subprocess.run([sys.executable, pipe, str(port_file)], input=payload, capture_output=True, timeout=30, check=True)
+        server.close()
+        assert result.stdout == payload.upper()
+
+
+def test_loopback_pipe_says_why_it_cannot_connect(tmp_path):
+    pipe = os.path.join(CHECKOUT, "tests", "vm", "loopback_pipe.py")
+    port_file = tmp_path / "port"
+    port_file.write_text("0\n")
+    result = subprocess.run([sys.executable, pipe, str(port_file)], capture_output=True, text=True, timeout=30, check=False)
+    assert result.returncode == 1 and "not a TCP port" in result.stderr
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port_file.write_text("%d\n" % unused.getsockname()[1])  # bound, not listening: refused
+        result = subprocess.run([sys.executable, pipe, str(port_file)], capture_output=True, text=True, timeout=30, check=False)
+    assert result.returncode == 1 and "refused" in result.stderr.lower()
+
+
+def test_kubelet_kubeconfig_names_the_node_and_the_guest_address(tmp_path):
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(b"-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n")
+    state = {"ca_file": str(ca), "node_tokens": {"numa2": "t2", "numa4": "t4"}}
+    config = json.loads(hostapi.kubelet_kubeconfig(state, "numa4"))
+    cluster = config["clusters"][0]["cluster"]
+    assert cluster["server"] == "https://" + qemu.API_GUEST_ADDRESS
+    assert base64.b64decode(cluster["certificate-authority-data"]) == ca.read_bytes()
+    assert cluster["tls-server-name"] == "127.0.0.1"
+    assert config["users"] == [{"name": "numa4", "user": {"token": "t4"}}]

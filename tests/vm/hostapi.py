@@ -1,35 +1,51 @@
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Start or stop the Kubernetes API stand-in (tests/sandbox/apiserver.py) for a molecule scenario.
+"""Start or stop the Kubernetes API of a molecule scenario: a real control plane, or the stand-in.
 
-The server listens on the host's 127.0.0.1 only. The controller's kubernetes.core calls use the
-kubeconfig written here; each guest's kubelet stand-in reaches the server through a reverse SSH
-tunnel to the guest's own 127.0.0.1 (tests/vm/qemu.py ``--tunnel``).
+  hostapi.py start --dir D --real --node N ...   the QEMU tier: kube-apiserver + etcd + the node lifecycle
+                                                 controller (tests/integration/controlplane.py ``serve``)
+  hostapi.py start --dir D                       the fast tier: the API stand-in (tests/sandbox/apiserver.py)
+  hostapi.py stop --dir D                        stop whichever runs (SIGTERM, then SIGKILL)
 
-  hostapi.py start --dir D     start (or reuse) the server; print {"port", "kubeconfig", "pid", "state"}
-  hostapi.py stop --dir D      stop it (SIGTERM, then SIGKILL)
+``start`` starts or reuses the server and prints {"port", "kubeconfig", "pid", ...}. Either listens on the
+host's 127.0.0.1 only. ``D/kubeconfig`` is what the controller's kubernetes.core calls use: with the real
+control plane, a token of the ServiceAccount the collection ships, bound to exactly its shipped roles
+(extensions/rbac/), so the scenarios run the role under least privilege; ``D/admin-kubeconfig`` is for
+the scenarios' own checks. Each guest's real kubelet gets ``D/kubelet-<node>.conf``: its own Node
+identity (``system:node:<node>``, which the Node authorizer and NodeRestriction hold to that Node) and
+the server at the guest's guestfwd address (tests/vm/qemu.py ``--api-port-file D/port``), which QEMU
+joins to the host's loopback. The fast tier's containers share the host's loopback.
 
-The server exits by itself when ``D/alive`` disappears (the scenario's ephemeral directory was
+Either server exits by itself when ``D/alive`` disappears (the scenario's ephemeral directory was
 removed) or after NUMA_DRIFT_API_MAX_LIFETIME seconds (default 7200), so no run leaves it behind.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
+from typing import List, Optional
 
 if __package__:
-    from ansible_collections.nodeops.numa_drift.tests.vm.qemu import pid_alive, read_number, terminate
+    from ansible_collections.nodeops.numa_drift.tests.integration import controlplane
+    from ansible_collections.nodeops.numa_drift.tests.vm.qemu import API_GUEST_ADDRESS, pid_alive, read_number, terminate
 else:  # run as a script: this directory is on sys.path
-    from qemu import pid_alive, read_number, terminate  # type: ignore[no-redef]
+    from qemu import API_GUEST_ADDRESS, pid_alive, read_number, terminate  # type: ignore[no-redef]
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
+    import controlplane  # type: ignore[no-redef]  # noqa: E402
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 APISERVER = os.path.join(CHECKOUT, "tests", "sandbox", "apiserver.py")
+MAX_LIFETIME = os.environ.get("NUMA_DRIFT_API_MAX_LIFETIME", "7200")
+# Waiting for the real control plane's state file: building kube-apiserver on a fresh machine included.
+REAL_START_TIMEOUT = float(os.environ.get("NUMA_DRIFT_API_START_TIMEOUT", "1800"))
 
 KUBECONFIG = """apiVersion: v1
 kind: Config
@@ -64,7 +80,7 @@ def start(directory: str) -> dict:
         proc = subprocess.Popen(  # pylint: disable=consider-using-with
             [sys.executable, APISERVER, "--state", paths["state.json"], "--port-file", paths["port"], "--port", "0",
              "--exit-if-missing", paths["alive"],
-             "--max-lifetime", os.environ.get("NUMA_DRIFT_API_MAX_LIFETIME", "7200")],
+             "--max-lifetime", MAX_LIFETIME],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
         )
         log.close()
@@ -85,6 +101,83 @@ def start(directory: str) -> dict:
     return {"port": port, "pid": pid, "kubeconfig": paths["kubeconfig"], "state": paths["state.json"], "url": "http://127.0.0.1:%d" % port}
 
 
+def read_state(path: str) -> Optional[dict]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def write_private(path: str, text: str) -> None:
+    with open(path + ".partial", "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(path + ".partial", 0o600)
+    os.replace(path + ".partial", path)
+
+
+def kubelet_kubeconfig(state: dict, node: str) -> str:
+    """The guest kubelet's kubeconfig: its Node's token, the server at the guestfwd address."""
+    with open(state["ca_file"], "rb") as handle:
+        ca_data = base64.b64encode(handle.read()).decode("ascii")
+    # The serving certificate names 127.0.0.1 (kube-apiserver's advertise address), where QEMU connects.
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": node, "preferences": {},
+        "clusters": [{"name": "numa-drift-vm", "cluster": {
+            "server": "https://%s" % API_GUEST_ADDRESS, "certificate-authority-data": ca_data,
+            "tls-server-name": "127.0.0.1"}}],
+        "users": [{"name": node, "user": {"token": state["node_tokens"][node]}}],
+        "contexts": [{"name": node, "context": {"cluster": "numa-drift-vm", "user": node}}],
+    }, indent=2)
+
+
+def spawn_real(directory: str, nodes: List[str], state_file: str) -> int:
+    with open(os.path.join(directory, "alive"), "w") as handle:
+        handle.write("remove this file to stop the control plane\n")
+    argv = [sys.executable, controlplane.__file__, "serve", "--dir", os.path.join(directory, "plane"),
+            "--controller-manager", "--exit-if-missing", os.path.join(directory, "alive"), "--max-lifetime", MAX_LIFETIME]
+    for node in nodes:
+        argv += ["--node", node]
+    with open(os.path.join(directory, "server.log"), "a") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,  # pylint: disable=consider-using-with
+                                start_new_session=True, close_fds=True)
+    with open(os.path.join(directory, "pid"), "w") as handle:
+        handle.write("%d\n" % proc.pid)
+    deadline = time.time() + REAL_START_TIMEOUT
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("control plane exited with %s; log %s" % (proc.returncode, os.path.join(directory, "server.log")))
+        if os.path.exists(state_file):
+            return proc.pid
+        time.sleep(0.5)
+    terminate(proc.pid, 10)
+    raise SystemExit("control plane not ready within %.0f s; log %s" % (REAL_START_TIMEOUT, os.path.join(directory, "server.log")))
+
+
+def start_real(directory: str, nodes: List[str]) -> dict:
+    """The real control plane (started, or reused when it serves these nodes) and its kubeconfigs."""
+    os.makedirs(directory, exist_ok=True)
+    state_file = os.path.join(directory, "plane", "state.json")
+    state = read_state(state_file)
+    if not (state and pid_alive(state.get("pid")) and set(nodes) <= set(state["node_tokens"])):
+        stop(directory)
+        spawn_real(directory, nodes, state_file)
+        state = read_state(state_file)
+    plane = controlplane.ControlPlane.attach(state)
+    token = controlplane.shipped_service_account_token(plane)
+    write_private(os.path.join(directory, "kubeconfig"),
+                  controlplane.kubeconfig_text(state["server"], state["ca_file"], token, "nodeops-numa-drift"))
+    write_private(os.path.join(directory, "admin-kubeconfig"),
+                  controlplane.kubeconfig_text(state["server"], state["ca_file"], state["admin_token"], "admin"))
+    write_private(os.path.join(directory, "port"), "%d\n" % state["port"])
+    for node in nodes:
+        write_private(os.path.join(directory, "kubelet-%s.conf" % node), kubelet_kubeconfig(state, node))
+    return {"port": state["port"], "pid": state["pid"], "url": state["server"], "real": True,
+            "kubeconfig": os.path.join(directory, "kubeconfig"),
+            "admin_kubeconfig": os.path.join(directory, "admin-kubeconfig"),
+            "port_file": os.path.join(directory, "port")}
+
+
 def stop(directory: str) -> dict:
     pid = read_number(os.path.join(directory, "pid"))
     if pid_alive(pid):
@@ -99,8 +192,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("command", choices=("start", "stop"))
     parser.add_argument("--dir", required=True)
+    parser.add_argument("--real", action="store_true", help="start the real control plane (QEMU tier)")
+    parser.add_argument("--node", action="append", default=[], help="--real: a guest's Node name")
     args = parser.parse_args()
-    result = start(args.dir) if args.command == "start" else stop(args.dir)
+    if args.command == "stop":
+        result = stop(args.dir)
+    elif args.real:
+        result = start_real(args.dir, args.node)
+    else:
+        result = start(args.dir)
     json.dump(result, sys.stdout, sort_keys=True)
     sys.stdout.write("\n")
     return 0

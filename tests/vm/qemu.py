@@ -14,14 +14,16 @@ graceful poweroff and a new boot of the same overlay with new node sizes: a real
 real kernel that then sees different per-node MemTotal in /sys/devices/system/node.
 
 SSH is forwarded from 127.0.0.1:<free port> only, and the guest's user-mode network is
-``restrict=on`` (the guest cannot open connections anywhere). A guest reaches a service on
-the host's 127.0.0.1 only through a reverse SSH tunnel to its own 127.0.0.1 (``--tunnel``).
+``restrict=on`` (the guest cannot open connections anywhere). The one exception is the test
+control plane (``--api-port-file``): QEMU's ``guestfwd`` turns every connection the guest opens to
+``API_GUEST_ADDRESS`` into a connection to the host's 127.0.0.1 at the port that file names
+(tests/vm/loopback_pipe.py, run by QEMU per connection), from the first second of every boot.
 At most two guests boot at the same time on this machine (a file-lock pool in the cache dir).
 
 CLI (every command prints JSON on stdout; progress goes to stderr)::
 
   qemu.py define  --vm-dir D --image-dir I --name N --numa 512,512 [--cpus 2] [--kaslr]
-                  [--append "extra kernel args"] [--tunnel GUEST_PORT:HOST_PORT ...]
+                  [--append "extra kernel args"] [--api-port-file FILE] [--drive RAW_IMAGE ...]
   qemu.py boot    --vm-dir D [--vm-dir D2 ...] [--numa 508,516] [--append ...] [--kaslr|--nokaslr]
   qemu.py reboot  --vm-dir D [--vm-dir D2 ...] [--numa ...] [--append ...] [--kaslr|--nokaslr]
                   [--until-kernel-moves MAX_BOOTS]
@@ -58,6 +60,9 @@ from typing import Dict, Iterator, List, Optional, Sequence
 QEMU = "qemu-system-x86_64"
 SSH_USER = "root"
 BOOT_TIMEOUT = float(os.environ.get("NUMA_DRIFT_VM_BOOT_TIMEOUT", "600"))
+# Where a guest finds the test control plane's kube-apiserver (a guestfwd; see the module docstring).
+API_GUEST_ADDRESS = "10.0.2.100:6443"
+LOOPBACK_PIPE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "loopback_pipe.py")
 BOOT_SLOTS = int(os.environ.get("NUMA_DRIFT_VM_BOOT_SLOTS", "2"))
 CACHE_ROOT = os.environ.get("NUMA_DRIFT_VM_CACHE") or os.path.join(
     os.path.expanduser("~"), ".cache", "nodeops-numa-drift", "vm")
@@ -95,11 +100,6 @@ def parse_numa(text: str) -> List[int]:
     return sizes
 
 
-def parse_tunnel(text: str) -> Dict[str, int]:
-    guest, _sep, host = text.partition(":")
-    return {"guest_port": int(guest), "host_port": int(host)}
-
-
 def define(args: argparse.Namespace) -> dict:
     vm_dir = os.path.abspath(args.vm_dir)
     image_dir = os.path.abspath(args.image_dir)
@@ -121,7 +121,7 @@ def define(args: argparse.Namespace) -> dict:
         "numa_mib": parse_numa(args.numa),
         "kaslr": bool(args.kaslr),
         "append": args.append or "",
-        "tunnels": [parse_tunnel(t) for t in args.tunnel or []],
+        "api_port_file": os.path.abspath(args.api_port_file) if args.api_port_file else None,
         "drives": [os.path.abspath(path) for path in args.drive or []],
         "ssh_port": None,
         "boots": [],
@@ -227,39 +227,6 @@ def ssh(vm: dict, command: str, timeout: float = 120, check: bool = True) -> sub
     return result
 
 
-def start_tunnels(vm: dict) -> List[int]:
-    """Reverse tunnels: guest 127.0.0.1:guest_port -> host 127.0.0.1:host_port."""
-    pids = []
-    for tunnel in vm.get("tunnels") or []:
-        spec = "127.0.0.1:%d:127.0.0.1:%d" % (tunnel["guest_port"], tunnel["host_port"])
-        cmd = ssh_base(vm, ["-N", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=5",
-                            "-o", "ServerAliveCountMax=6", "-R", spec])
-        logf = open(os.path.join(vm["vm_dir"], "tunnel-%d.log" % tunnel["guest_port"]), "a")
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
-                                start_new_session=True, close_fds=True)
-        logf.close()
-        time.sleep(1.5)
-        if proc.poll() is not None:
-            raise RuntimeError("%s: reverse tunnel %s failed (see tunnel log)" % (vm["name"], spec))
-        pids.append(proc.pid)
-    with open(os.path.join(vm["vm_dir"], "tunnel.pids"), "w") as handle:
-        handle.write("".join("%d\n" % pid for pid in pids))
-    return pids
-
-
-def stop_tunnels(vm: dict) -> None:
-    path = os.path.join(vm["vm_dir"], "tunnel.pids")
-    try:
-        with open(path) as handle:
-            pids = [int(line) for line in handle if line.strip()]
-    except OSError:
-        return
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    os.unlink(path)
-
-
 # ---------------------------------------------------------------- boot / poweroff
 
 def kernel_append(vm: dict) -> str:
@@ -269,6 +236,16 @@ def kernel_append(vm: dict) -> str:
     if vm.get("append"):
         parts.append(vm["append"])
     return " ".join(parts)
+
+
+def api_forward(vm: dict) -> str:
+    """The netdev option that forwards the guest's API_GUEST_ADDRESS to the host's loopback ("" without one)."""
+    if not vm.get("api_port_file"):
+        return ""
+    command = [sys.executable, LOOPBACK_PIPE, vm["api_port_file"]]
+    if any("," in part or " " in part for part in command):
+        raise SystemExit("guestfwd command parts may hold neither commas nor spaces: %r" % command)
+    return ",guestfwd=tcp:%s-cmd:%s" % (API_GUEST_ADDRESS, " ".join(command))
 
 
 def qemu_command(vm: dict, serial_log: str) -> List[str]:
@@ -302,7 +279,7 @@ def qemu_command(vm: dict, serial_log: str) -> List[str]:
     for path in vm.get("drives", []):
         cmd += ["-drive", "file=%s,if=virtio,format=raw,readonly=on" % path]
     cmd += [
-        "-netdev", "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22" % vm["ssh_port"],
+        "-netdev", "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22%s" % (vm["ssh_port"], api_forward(vm)),
         "-device", "virtio-net-pci,netdev=n0",
         "-device", "virtio-rng-pci",
         "-display", "none", "-vga", "none", "-monitor", "none",
@@ -424,7 +401,6 @@ def boot_one(vm_dir: str) -> dict:
     record["started_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
     record["numa_memtotal_kb"] = guest_numa(vm)
     record["kernel_image_node"] = kernel_image_node(vm)
-    record["tunnel_pids"] = start_tunnels(vm)
     vm["boots"].append(record)
     save(vm_dir, vm)
     log("%s: SSH after %.1f s; MemTotal kB per node %s; kernel image on node %s"
@@ -434,7 +410,6 @@ def boot_one(vm_dir: str) -> dict:
 
 def poweroff_one(vm_dir: str, timeout: float = 90) -> dict:
     vm = load(vm_dir)
-    stop_tunnels(vm)
     pid = qemu_pid(vm)
     if not pid:
         return vm
@@ -562,7 +537,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--cpus", type=int, default=2)
     p.add_argument("--kaslr", action="store_true")
     p.add_argument("--append", default="")
-    p.add_argument("--tunnel", action="append")
+    p.add_argument("--api-port-file", help="guestfwd %s -> the host's 127.0.0.1:<port in this file>" % API_GUEST_ADDRESS)
     p.add_argument("--drive", action="append", help="a raw disk image attached read-only at every boot (repeatable)")
 
     for name in ("boot", "reboot", "set"):
