@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
     PR_140473_IOMEM,
     build_node_tree,

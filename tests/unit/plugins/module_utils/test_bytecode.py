@@ -14,9 +14,9 @@ import zipfile
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode import cache as _bytecode
 
-ENGINE = os.path.join(os.path.dirname(_bytecode.__file__))
+ENGINE = os.path.dirname(os.path.dirname(_bytecode.__file__))  # plugins/module_utils
 PACKAGE_DIR = "ansible_collections/nodeops/numa_drift/plugins/module_utils"
 SAMPLE = '''
 """A sample engine file."""
@@ -42,7 +42,7 @@ def counting(pathname, source):
     compiled.append(pathname.split(".zip/", 1)[1])
     return original(pathname, source)
 zipimport._compile_source = counting
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode import cache as _bytecode
 directory = None if os.environ.get("BYTECODE_TEST_NO_INSTALL") else _bytecode.install()
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _sample
 try:
@@ -61,8 +61,9 @@ def build_zip(path, sample=SAMPLE, extra=None):
         parts = PACKAGE_DIR.split("/")
         for depth in range(1, len(parts) + 1):
             archive.writestr("/".join(parts[:depth]) + "/__init__.py", "")
-        with open(os.path.join(ENGINE, "_bytecode.py"), "rb") as handle:
-            archive.writestr(PACKAGE_DIR + "/_bytecode.py", handle.read())
+        archive.writestr(PACKAGE_DIR + "/_bytecode/__init__.py", "")
+        with open(os.path.join(ENGINE, "_bytecode", "cache.py"), "rb") as handle:
+            archive.writestr(PACKAGE_DIR + "/_bytecode/cache.py", handle.read())
         archive.writestr(PACKAGE_DIR + "/_sample.py", sample)
         archive.writestr(PACKAGE_DIR + "/_helper.py", HELPER)
         for name, text in (extra or {}).items():
@@ -95,8 +96,8 @@ def test_cache_directory_follows_the_variable_then_root_then_home() -> None:
 
 def test_entries_are_named_by_module_and_source_digest() -> None:
     digest = _bytecode.source_digest(b"x = 1\n")
-    first = _bytecode.entry_name(_bytecode.PACKAGE + "_drift", digest)
-    assert first == "module_utils._drift.%s.code" % digest
+    first = _bytecode.entry_name(_bytecode.PACKAGE + "_policy.drift", digest)
+    assert first == "module_utils._policy.drift.%s.code" % digest
     assert _bytecode.entry_name(_bytecode.PACKAGE + "sub._deep", digest) == "module_utils.sub._deep.%s.code" % digest
     assert digest != _bytecode.source_digest(b"x = 2\n")
     assert _bytecode.entry_name("other.pkg._drift", digest) == "other.pkg._drift.%s.code" % digest
@@ -220,18 +221,19 @@ def test_a_new_source_replaces_the_modules_old_entry(tmp_path) -> None:
 
 def test_files_outside_a_zip_are_left_to_the_import_system(tmp_path) -> None:
     finder = _bytecode._Finder(_bytecode._Cache(str(tmp_path / "cache"), os.geteuid()))  # pylint: disable=protected-access
-    assert finder.find_spec("ansible_collections.nodeops.numa_drift.plugins.module_utils._drift", [ENGINE]) is None
+    assert finder.find_spec("ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift", [os.path.join(ENGINE, "_policy")]) is None
     assert finder.find_spec("json", None) is None
     assert not os.path.exists(str(tmp_path / "cache"))
 
 
 def test_marshal_of_the_real_engine_is_what_the_cache_stores(tmp_path) -> None:
     """Every engine file the probe ships survives pack/unpack (the cache holds nothing marshal cannot)."""
-    for name in sorted(os.listdir(ENGINE)):
-        if name.endswith(".py"):
-            with open(os.path.join(ENGINE, name), "rb") as handle:
-                code = compile(handle.read(), name, "exec", dont_inherit=True)
-            assert _bytecode.unpack(_bytecode.pack(code)) == code, name
+    names = sorted(os.path.join(top, name) for top, _dirs, files in os.walk(ENGINE) for name in files if name.endswith(".py"))
+    assert os.path.join(ENGINE, "_policy", "drift.py") in names  # subpackages included
+    for name in names:
+        with open(name, "rb") as handle:
+            code = compile(handle.read(), name, "exec", dont_inherit=True)
+        assert _bytecode.unpack(_bytecode.pack(code)) == code, name
 
 
 def _cache_dir(base, *parts):

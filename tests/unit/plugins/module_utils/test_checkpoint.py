@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._gojson import marshal_string, parse_document
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import marshal_string, parse_document
 
 from ansible_collections.nodeops.numa_drift.tests.unit.vectors import VECTOR_ERAS
 

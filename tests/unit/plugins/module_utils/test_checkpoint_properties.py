@@ -10,7 +10,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
 
 UINT64 = st.integers(min_value=0, max_value=2 ** 64 - 1)
 RESOURCES = ("memory", "hugepages-2Mi", "hugepages-1Gi")

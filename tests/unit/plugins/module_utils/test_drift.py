@@ -11,10 +11,10 @@ import struct
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift as drift
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError, parse_quantity
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, parse_quantity
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
     PR_140473_IOMEM,
     build_node_tree,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts, numbers_text, summary_line
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import DEFAULT_AUTO_BOUND, KASLR_KB, kaslr_node
 
 

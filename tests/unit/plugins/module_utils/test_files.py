@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import files as _files
 
 
 def write(path, content=b"data"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._gojson import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import (
     UNEXPECTED_END,
     GoJsonError,
     JsonNumber,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._gojson import parse_document
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._gospew import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import parse_document
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gospew import (
     GoMap,
     GoPtr,
     GoScalar,

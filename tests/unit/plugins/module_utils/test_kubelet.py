@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for plugins/module_utils/_kubelet.py: config file, flags, overrides, start-up checks."""
+"""Tests for plugins/module_utils/_kubelet/settings.py: config file, flags, overrides, start-up checks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import (
     KubeletSettings,
     MemoryReservation,
     effective_reserved_memory,
@@ -21,16 +21,16 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
     parse_reserved_memory_flag,
     parse_reserved_memory_override,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_checks import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks import (
     eviction_hard_memory_reservation,
     node_allocatable_errors,
     node_allocatable_reservation,
     policy_errors,
     reserved_memory_config_errors,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_config import load_kubelet_settings
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import ByteQuantity, quantity_text
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import parse_env_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import ByteQuantity, quantity_text
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import parse_env_file
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import build_node_tree
 
 MiB = 1024 * 1024

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _machine_state as ms
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import Block, MemoryTable, NodeState
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import machine_state as ms
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import Block, MemoryTable, NodeState
 
 GIB = 1024 ** 3
 RESERVED_G19 = {0: {"memory": 4429185024}, 1: {"memory": 4429185024}}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for plugins/module_utils/_node.py: sysfs NUMA memory, hugepages, /proc/iomem kernel span."""
+"""Tests for plugins/module_utils/_node/node.py: sysfs NUMA memory, hugepages, /proc/iomem kernel span."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import (
     KERNEL_SPAN_MARGIN_BYTES,
     KernelImage,
     auto_bound_bytes,

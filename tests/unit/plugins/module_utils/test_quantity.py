@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import (
     QuantityError,
     converts_to_int64,
     describe_bytes,

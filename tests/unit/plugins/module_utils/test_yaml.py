@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for plugins/module_utils/_yaml.py: the subset, go-yaml v2 scalars, refusals, PyYAML agreement."""
+"""Tests for plugins/module_utils/_golang/goyaml.py: the subset, go-yaml v2 scalars, refusals, PyYAML agreement."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import (
     SUBSET_NOTE,
     YamlError,
     load,

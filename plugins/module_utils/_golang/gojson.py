@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any, Iterator, List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import (
     INT64_MAX as _MAX_INT64,
     INT64_MIN as _MIN_INT64,
     MAX_NESTING,

@@ -70,17 +70,17 @@ import os
 import re
 from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._reading import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import (
     FileTooLargeError,
     NotRegularFileError,
     read_regular_file,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import (
     describe_bytes,
     hugepage_resource_name,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import UINT64_MAX as _UINT64_MAX, bounded_int, shown as _shown
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, replace
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import UINT64_MAX as _UINT64_MAX, bounded_int, shown as _shown
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, replace
 
 __all__ = [
     "KERNEL_SPAN_MARGIN_BYTES",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple, Union
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 
 __all__ = [
     "GoPtr",

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import KubeletSettings
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_checks import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks import (
     CONFIG_FIELD_NAMES,
     configuration_rejections,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_config import load_kubelet_settings
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import node_join, under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._reading import read_regular_file
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_regular_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import (
     MEMORY,
     NodeMemory,
     StateDifference,
@@ -32,13 +32,13 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state 
     expected_machine_state,
     group_problems,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import (
     NodeFacts,
     auto_bound_bytes,
     read_node_facts,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import describe_bytes, parse_quantity
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes, parse_quantity
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 
 __all__ = [
     "VERDICTS",

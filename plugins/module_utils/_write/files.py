@@ -28,7 +28,7 @@ import tempfile
 import time
 from typing import List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._reading import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import (
     FileTooLargeError,
     NotRegularFileError,
     open_regular_file,

@@ -73,7 +73,7 @@ def source_digest(source: bytes) -> str:
 
 
 def short_name(module_name: str) -> str:
-    """``module_utils._drift`` for this collection's files (the directory is per interpreter already)."""
+    """``module_utils._policy.drift`` for this collection's files (the directory is per interpreter already)."""
     return module_name[len(COLLECTION):] if module_name.startswith(COLLECTION) else module_name
 
 

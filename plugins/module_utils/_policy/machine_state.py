@@ -18,13 +18,13 @@ from __future__ import annotations
 import copy
 from typing import Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import (
     Entries,
     MemoryTable,
     NodeMap,
     NodeState,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
 
 __all__ = [
     "MEMORY",

@@ -29,13 +29,13 @@ import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import (
     list_node_dir,
     node_join,
     read_node_text,
     under_root,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 
 __all__ = [
     "UNIT_DIRS",

@@ -21,14 +21,14 @@ import re
 import shlex
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import (
     ByteQuantity,
     QuantityError,
     parse_quantity,
     to_byte_quantity,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import bounded_int, load_json
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import bounded_int, load_json
 
 __all__ = [
     "POLICY_NONE",
@@ -479,7 +479,7 @@ def parse_kubelet_config(text: str, require_kind: bool = False) -> Tuple[Optiona
         document = load_json(text)
     except ValueError:
         # The YAML reader is imported only for a file that is not JSON (kubelet-config.json nodes never need it).
-        from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping  # pylint: disable=import-outside-toplevel
+        from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import load_mapping  # pylint: disable=import-outside-toplevel
 
         document, problem = load_mapping(text, "KubeletConfiguration mapping")
         if problem:

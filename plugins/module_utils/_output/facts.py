@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import ERAS, Block, CheckpointFields, CheckpointReport
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import Assessment, NodeDrift, ProbeResult
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import KubeletSettings
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import MEMORY, count_blocks
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import load_json
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import NodeFacts
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import read_node_text, under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import describe_bytes
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import ERAS, Block, CheckpointFields, CheckpointReport
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, NodeDrift, ProbeResult
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY, count_blocks
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import NodeFacts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import read_node_text, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes
 
 __all__ = ["assessment_facts", "pinned_pods", "summary_line", "numbers_text", "kubelet_view", "guard_view", "GUARD_PROGRAM", "GUARD_STATE"]
 

@@ -33,8 +33,8 @@ import os
 import time
 from typing import Callable, List, Optional, Tuple, TypeVar
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import MAX_CHECKPOINT_BYTES
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import MAX_CHECKPOINT_BYTES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import (
     NOTHING_TO_DO,
     Assessment,
     ProbeResult,
@@ -42,8 +42,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import (
     read_checkpoint,
     verify_written,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import summary_line
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import summary_line
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import (
     atomic_write,
     discard_backup,
     fsync_directory,
@@ -53,7 +53,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import (
     remove_stale_temp_files,
     write_backup,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import (
     HistoryError,
     appended,
     has_pending,
@@ -65,8 +65,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import
     settled,
     write_history,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR, lock_path, node_lock
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import STATE_DIR, lock_path, node_lock
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 
 __all__ = [
     "BACKUP_DIR",

@@ -28,8 +28,8 @@ import os
 import stat
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._distributions import KubeletLaunch, discover_kubelet
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import KubeletLaunch, discover_kubelet
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import (
     DEFAULT_EVICTION_HARD_MEMORY,
     DEFAULT_ROOT_DIR,
     DRIFT_TOLERANCE_GATE,
@@ -51,11 +51,11 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
     parse_reserved_memory_override,
     split_args,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import MAX_NESTING
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import node_join, read_node_text, under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import ByteQuantity
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import Arg
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, read_node_text, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import ByteQuantity
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import Arg
 
 __all__ = [
     "MAP_FIELDS",
@@ -328,7 +328,7 @@ def _explicit_args(flags: object) -> Tuple[List[Arg], List[str]]:
 
 def _fatal(problem: str) -> str:
     # A file outside the probe's YAML subset may be one kubelet reads well: say only what is known.
-    from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import SUBSET_NOTE  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import SUBSET_NOTE  # pylint: disable=import-outside-toplevel
 
     return problem if SUBSET_NOTE in problem else problem + " (kubelet would not start)"
 

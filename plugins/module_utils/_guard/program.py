@@ -25,15 +25,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import NOTHING_TO_DO, REPAIRABLE, ProbeResult, probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import atomic_write, kubelet_processes, read_regular_file
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import HistoryError, history_path, read_history
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import load_json
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR, lock_path, node_lock
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import MEMORY
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._metrics import render_metrics, write_metrics
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError, describe_bytes, parse_quantity
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._repair import RepairError, repair_node
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import NOTHING_TO_DO, REPAIRABLE, ProbeResult, probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, kubelet_processes, read_regular_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, read_history
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import STATE_DIR, lock_path, node_lock
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.metrics import render_metrics, write_metrics
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, describe_bytes, parse_quantity
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import RepairError, repair_node
 
 __all__ = ["PROGRAM", "GUARD_STATE", "BOOT_ID", "DEFAULT_TEXTFILE_DIR", "GuardTimeout", "read_boot_id", "main"]
 

@@ -31,14 +31,14 @@ import re
 import shlex
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._paths import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import (
     list_node_dir,
     node_join,
     read_node_text,
     under_root,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import (
     Arg,
     ServiceDefinition,
     load_service,
@@ -232,7 +232,7 @@ def bash_array_words(text: str, variables: Dict[str, str]) -> Tuple[List[str], O
 
 
 def _load_yaml_file(root: str, node_path: str) -> Tuple[Optional[Dict[str, object]], Optional[str], bool]:
-    from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import load_mapping  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import load_mapping  # pylint: disable=import-outside-toplevel
 
     text, problem, exists = read_node_text(root, node_path)
     if text is None:

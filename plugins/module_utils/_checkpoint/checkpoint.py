@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._gojson import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import (
     GoJsonError,
     JsonObject,
     TypedDecoder,
@@ -25,7 +25,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._gojson import 
     marshal_string,
     parse_document,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._gospew import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gospew import (
     GoMap,
     GoPtr,
     GoScalar,
@@ -34,7 +34,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._gospew import 
     GoValue,
     deep_hash,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import Record, factory, replace
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory, replace
 
 __all__ = [
     "CHECKPOINT_FILE_NAME",

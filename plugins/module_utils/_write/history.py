@@ -33,9 +33,9 @@ import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import atomic_write, read_regular_file
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import load_json
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._lock import STATE_DIR
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, read_regular_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import STATE_DIR
 
 __all__ = [
     "HISTORY_FILE",

@@ -15,7 +15,7 @@ import re
 import struct
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import (
     MEMORY_AVAILABLE,
     POLICY_BEST_EFFORT,
     POLICY_NONE,
@@ -25,7 +25,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import
     go_quote,
     is_memory_resource,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import (
     BINARY_SI,
     DECIMAL_SI,
     ByteQuantity,

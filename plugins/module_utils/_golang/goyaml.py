@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import (
     INT64_MAX as _INT64_MAX,
     INT64_MIN as _INT64_MIN,
     MAX_NESTING as _MAX_DEPTH,
