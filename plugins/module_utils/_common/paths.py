@@ -1,24 +1,28 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Node paths read through a ``root`` prefix (docs/safety.md: every path the engine reads).
+"""The one resolver of node paths under ``root`` (docs/safety.md: every path the engine reads or writes).
 
 A node path (``/var/lib/kubelet/config.yaml``) is what kubelet and systemd see; the host
 path is where this process finds it: the same path under ``root`` (``/host`` when the node
-is mounted there, a temp dir in tests). This module is the one place that joins them.
-Stdlib only, Python >= 3.9.
+is mounted there, a temp dir in tests). :func:`under_root` is the one place that makes one.
+Symbolic links met on the way are resolved as the node resolves them: an absolute target is
+a node path, so it continues from ``root`` (not from this machine's ``/``), a relative one
+from the link's directory, and ``..`` never climbs above ``root`` (as at the node's ``/``).
+At ``root`` ``/`` the node is this machine: the node path is the host path and the kernel
+resolves it. Stdlib only, Python >= 3.9.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
-import stat
 from typing import List, Optional, Tuple
 
-__all__ = ["under_root", "node_join", "read_node_text", "list_node_dir", "MAX_TEXT_BYTES"]
+__all__ = ["MAX_SYMLINKS", "under_root", "node_join", "list_node_dir"]
 
-MAX_TEXT_BYTES = 4 * 1024 * 1024
+MAX_SYMLINKS = 40  # the kernel's limit on links in one resolution (path_resolution(7), ELOOP beyond)
 
 
 def node_join(*parts: str) -> str:
@@ -26,44 +30,56 @@ def node_join(*parts: str) -> str:
     return posixpath.normpath(posixpath.join("/", *parts))
 
 
-def under_root(root: str, node_path: str) -> str:
-    """The host path of ``node_path``, confined under ``root`` (``..`` cannot climb out)."""
-    return os.path.join(root or "/", node_join(node_path).lstrip("/"))
+def _is_host_root(root: str) -> bool:
+    return os.path.normpath(root or "/") == "/"
 
 
-def read_node_text(root: str, node_path: str, limit: int = MAX_TEXT_BYTES) -> Tuple[Optional[str], Optional[str], bool]:
-    """``(text, problem, exists)`` of a node file; never raises.
+def _resolve(root: str, node_path: str, follow: bool) -> str:
+    """``node_path`` with every symbolic link on the way resolved under ``root`` (the last one only if ``follow``).
 
-    ``problem`` names the node path: missing, unreadable, not a regular file, too large or
-    not UTF-8.
+    A missing component ends the resolution (the rest is taken as written: nothing is there
+    to follow). More than :data:`MAX_SYMLINKS` links is ``OSError(ELOOP)``, as on the node
+    (no path that the host would resolve outside ``root`` is ever returned).
     """
-    path = under_root(root, node_path)
-    try:
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-        handle = os.open(path, flags)
-    except FileNotFoundError:
-        return None, "%s does not exist" % node_path, False
-    except OSError as error:
-        return None, "cannot read %s: %s" % (node_path, error.strerror or error), True
-    try:
-        if not _is_regular(handle):
-            return None, "%s is not a regular file" % node_path, True
-        with os.fdopen(handle, "rb", closefd=False) as stream:
-            data = stream.read(limit + 1)
-    except OSError as error:
-        return None, "cannot read %s: %s" % (node_path, error.strerror or error), True
-    finally:
-        os.close(handle)
-    if len(data) > limit:
-        return None, "%s is larger than %d bytes" % (node_path, limit), True
-    try:
-        return data.decode("utf-8"), None, True
-    except UnicodeDecodeError as error:
-        return None, "%s is not UTF-8: %s" % (node_path, error), True
+    resolved: List[str] = []
+    pending = [part for part in reversed(node_path.split("/")) if part]
+    links = 0
+    while pending:
+        part = pending.pop()
+        if part == ".":
+            continue
+        if part == "..":
+            if resolved:
+                resolved.pop()
+            continue
+        if not pending and not follow:
+            resolved.append(part)
+            break
+        try:
+            target = os.readlink(os.path.join(root, *resolved, part))
+        except OSError:  # not a link, or nothing there
+            resolved.append(part)
+            continue
+        links += 1
+        if links > MAX_SYMLINKS:
+            raise OSError(errno.ELOOP, "%s: too many levels of symbolic links under %s" % (node_path, root), node_path)
+        if target.startswith("/"):
+            resolved = []
+        pending.extend(part for part in reversed(target.split("/")) if part)
+    return os.path.join(root, *resolved)
 
 
-def _is_regular(handle: int) -> bool:
-    return stat.S_ISREG(os.fstat(handle).st_mode)
+def under_root(root: str, node_path: str, follow: bool = True) -> str:
+    """The host path of ``node_path``, confined under ``root``, symbolic links resolved as on the node.
+
+    ``follow=False`` leaves a symbolic link in the last component as it is (the reader then
+    refuses it: the checkpoint, sysfs, the collection's state files); directories on the way
+    are always followed.
+    """
+    path = node_join(node_path)
+    if _is_host_root(root):
+        return path
+    return _resolve(root, path, follow)
 
 
 def list_node_dir(root: str, node_path: str) -> Tuple[Optional[List[str]], Optional[str]]:

@@ -1,13 +1,18 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one regular-file reader of node files (the read half of :mod:`_files`).
+"""The one reader of node files (the read half of :mod:`_write.files`).
 
-Reads of node files go through :func:`read_regular_file` (or :func:`open_regular_file`):
-``O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC`` and ``fstat``, so a FIFO, device, socket, directory
-or symbolic link is a named error at once instead of a hang or a silent follow. The probe
-imports only this half, so the write path, backups and locks are not shipped with it.
-Stdlib only, Python >= 3.9.
+Every read of a node file goes through :func:`read_regular_file` (or :func:`open_regular_file`),
+on a host path made by :func:`_common.paths.under_root` (:func:`read_node_file` does both):
+``O_NONBLOCK | O_CLOEXEC`` and ``fstat``, so a FIFO, device, socket or directory is a named
+error at once instead of a hang, more than ``limit`` bytes is a named error, and so is any
+other ``OSError``, naming the path. One rule for symbolic links: links on the way are
+resolved under ``root`` as on the node; a link in the last component is refused
+(``O_NOFOLLOW``: the checkpoint, sysfs, procfs, the collection's own state) unless the reader
+follows it as kubelet and systemd do (``follow=True``: unit files, drop-ins, environment
+files, kubelet's configuration). The probe imports only this half, so the write path,
+backups and locks are not shipped with it. Stdlib only, Python >= 3.9.
 """
 
 from __future__ import annotations
@@ -16,9 +21,14 @@ import contextlib
 import errno
 import os
 import stat
-from typing import Iterator, List
+from typing import Iterator, List, Optional, Tuple
 
-__all__ = ["NotRegularFileError", "FileTooLargeError", "open_regular_file", "read_regular_file"]
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
+
+__all__ = ["NotRegularFileError", "FileTooLargeError", "open_regular_file", "read_regular_file", "read_node_file", "read_node_text",
+           "MAX_TEXT_BYTES"]
+
+MAX_TEXT_BYTES = 4 * 1024 * 1024
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -82,20 +92,22 @@ def _raise_if_not_regular(path: str) -> None:
 
 
 @contextlib.contextmanager
-def open_regular_file(path: str) -> Iterator[int]:
-    """A read-only descriptor of ``path``, which must be a regular file (never follows a symlink, never blocks).
+def open_regular_file(path: str, follow: bool = False) -> Iterator[int]:
+    """A read-only descriptor of ``path``, which must be a regular file (never blocks).
 
     Raises ``FileNotFoundError`` when nothing is there, :class:`NotRegularFileError` for a
-    symbolic link (dangling or not), directory, FIFO, socket or device, ``OSError`` otherwise.
-    ``O_NONBLOCK`` makes the open of a FIFO return at once; it is cleared before any read.
+    symbolic link (dangling or not; unless ``follow``), directory, FIFO, socket or device,
+    ``OSError`` otherwise. ``O_NONBLOCK`` makes the open of a FIFO return at once; it is
+    cleared before any read.
     """
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow else os.O_NOFOLLOW)
     try:
         handle = os.open(path, flags)
     except FileNotFoundError:
         raise
     except OSError:
-        _raise_if_not_regular(path)  # ELOOP for a symlink, ENXIO for a socket, ...
+        if not follow:
+            _raise_if_not_regular(path)  # ELOOP for a symlink, ENXIO for a socket, ...
         raise
     try:
         mode = os.fstat(handle).st_mode
@@ -119,7 +131,7 @@ def _read_at_most(handle: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_regular_file(path: str, limit: int, truncate: bool = False) -> bytes:
+def read_regular_file(path: str, limit: int, truncate: bool = False, follow: bool = False) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them.
 
     The one reader of node files (sysfs, procfs, kubelet configuration, checkpoint, history).
@@ -127,10 +139,38 @@ def read_regular_file(path: str, limit: int, truncate: bool = False) -> bytes:
     when it is a symbolic link, directory, FIFO, socket or device (at once: a FIFO never
     blocks), :class:`FileTooLargeError` when it holds more than ``limit`` bytes (with
     ``truncate=True`` the first ``limit`` bytes are returned instead), ``OSError`` for
-    anything else (permissions, I/O). Every error's text names the path.
+    anything else (permissions, I/O). Every error's text names the path. ``follow``: a
+    symbolic link in the last component is followed (by the kernel) instead of refused.
     """
-    with open_regular_file(path) as handle:
+    with open_regular_file(path, follow) as handle:
         data = _read_at_most(handle, limit if truncate else limit + 1)
     if len(data) > limit:
         raise FileTooLargeError(path, limit)
     return data
+
+
+def read_node_file(root: str, node_path: str, limit: int, follow: bool = False, truncate: bool = False) -> bytes:
+    """:func:`read_regular_file` of the node path ``node_path`` under ``root`` (one resolver, one reader)."""
+    return read_regular_file(under_root(root, node_path, follow), limit, truncate, follow)
+
+
+def read_node_text(root: str, node_path: str, limit: int = MAX_TEXT_BYTES) -> Tuple[Optional[str], Optional[str], bool]:
+    """``(text, problem, exists)`` of a configuration file kubelet or systemd reads (a symlink is followed); never raises.
+
+    ``problem`` names the node path: missing, unreadable, not a regular file, too large or
+    not UTF-8.
+    """
+    try:
+        data = read_node_file(root, node_path, limit, follow=True)
+    except FileNotFoundError:
+        return None, "%s does not exist" % node_path, False
+    except NotRegularFileError:
+        return None, "%s is not a regular file" % node_path, True
+    except FileTooLargeError:
+        return None, "%s is larger than %d bytes" % (node_path, limit), True
+    except OSError as error:
+        return None, "cannot read %s: %s" % (node_path, error.strerror or error), True
+    try:
+        return data.decode("utf-8"), None, True
+    except UnicodeDecodeError as error:
+        return None, "%s is not UTF-8: %s" % (node_path, error), True

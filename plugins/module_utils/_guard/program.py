@@ -29,6 +29,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift i
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, kubelet_processes, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, read_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import STATE_DIR, lock_path, node_lock
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.metrics import render_metrics, write_metrics
@@ -56,14 +57,10 @@ class Decision:
     message: str
 
 
-def _under(root: str, path: str) -> str:
-    return os.path.join(root, path.lstrip("/"))
-
-
 def read_boot_id(root: str) -> Optional[str]:
     """This boot's id, or None when it cannot be read (which counts as a new boot)."""
     try:
-        text = read_regular_file(_under(root, BOOT_ID), 256).decode("ascii", "replace").strip()
+        text = read_regular_file(under_root(root, BOOT_ID, follow=False), 256).decode("ascii", "replace").strip()
     except OSError:
         return None
     return text or None
@@ -71,7 +68,7 @@ def read_boot_id(root: str) -> Optional[str]:
 
 def _read_state(root: str) -> Dict[str, Any]:
     try:
-        record = load_json(read_regular_file(_under(root, GUARD_STATE), 64 * 1024).decode("utf-8"))
+        record = load_json(read_regular_file(under_root(root, GUARD_STATE, follow=False), 64 * 1024).decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
@@ -80,7 +77,7 @@ def _read_state(root: str) -> Dict[str, Any]:
 def _write_state(root: str, record: Dict[str, Any], timeout: float) -> None:
     """Write this boot's record under the node lock: a writer holding that lock removes the temporary
     files of ours it finds in the state directory as a killed run's leftovers, this write's included."""
-    path = _under(root, GUARD_STATE)
+    path = under_root(root, GUARD_STATE, follow=False)
     with node_lock(lock_path(root), timeout):
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         atomic_write(path, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode("utf-8"), mode=0o644)
@@ -154,7 +151,7 @@ def _refresh_metrics(result: Optional[ProbeResult], textfile_dir: str, root: str
 
 def _run(args: argparse.Namespace, started: float, deadline: float) -> None:
     root = args.root
-    textfile_dir = _under(root, args.textfile_dir)
+    textfile_dir = under_root(root, args.textfile_dir)
     boot_id = read_boot_id(root)
     state = _read_state(root)
     same_boot = boot_id is not None and state.get("boot_id") == boot_id
@@ -183,7 +180,7 @@ def _run(args: argparse.Namespace, started: float, deadline: float) -> None:
     try:
         _write_state(root, record, max(deadline - time.monotonic(), 1.0))
     except OSError as error:
-        _log("could not record this boot in %s: %s" % (_under(root, GUARD_STATE), error))
+        _log("could not record this boot in %s: %s" % (under_root(root, GUARD_STATE, follow=False), error))
     _refresh_metrics(result, textfile_dir, root, decision.verdict if result else None, started)
 
 

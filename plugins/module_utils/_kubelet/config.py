@@ -52,7 +52,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settin
     split_args,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, read_node_text, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import ByteQuantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import Arg
@@ -190,7 +191,7 @@ def walk_config_dir(
             shown = node_join(shown_dir, name)
             source = redirects.get(shown, node_join(read_dir, name))
             try:
-                mode = os.lstat(under_root(root, source)).st_mode
+                mode = os.lstat(under_root(root, source, follow=False)).st_mode
             except OSError:
                 if shown in redirects:
                     problems.append("%s (copied to %s by the agent) does not exist" % (source, shown))

@@ -34,9 +34,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import (
     list_node_dir,
     node_join,
-    read_node_text,
     under_root,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import (
     Arg,
@@ -247,7 +247,7 @@ def _is_enabled(root: str, unit: str) -> bool:
     """Whether ``systemctl enable`` linked ``unit`` into some ``<target>.wants/`` or ``.requires/``."""
     entries, _problem = list_node_dir(root, ENABLED_LINK_DIR)
     return any(
-        os.path.lexists(under_root(root, node_join(ENABLED_LINK_DIR, entry, unit)))
+        os.path.lexists(under_root(root, node_join(ENABLED_LINK_DIR, entry, unit), follow=False))
         for entry in entries or ()
         if entry.endswith((".wants", ".requires"))
     )

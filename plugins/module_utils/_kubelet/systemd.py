@@ -32,9 +32,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import (
     list_node_dir,
     node_join,
-    read_node_text,
     under_root,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 
 __all__ = [
@@ -351,10 +351,10 @@ def find_unit(root: str, name: str) -> Tuple[Optional[str], List[str]]:
     """The node path of unit ``name`` (e.g. ``kubelet.service``), highest precedence first."""
     for directory in UNIT_DIRS:
         node_path = node_join(directory, name)
-        host_path = under_root(root, node_path)
-        if os.path.islink(host_path) and os.readlink(host_path) == "/dev/null":
+        link_path = under_root(root, node_path, follow=False)
+        if os.path.islink(link_path) and os.readlink(link_path) == "/dev/null":
             return None, ["%s is masked (linked to /dev/null)" % node_path]
-        if os.path.isfile(host_path):
+        if os.path.isfile(under_root(root, node_path)):
             return node_path, []
     return None, []
 

@@ -70,6 +70,7 @@ import os
 import re
 from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import (
     FileTooLargeError,
     NotRegularFileError,
@@ -423,10 +424,6 @@ def parse_hugepage_pool(page_size_kib: int, nr_text: Optional[str]) -> Tuple[Hug
 # --------------------------------------------------------------------------- the reader
 
 
-def _under_root(root: str, relative: str) -> str:
-    return os.path.join(root or "/", relative.lstrip("/"))
-
-
 def _read_text(path: str) -> Tuple[Optional[str], Optional[str]]:
     """``(text, None)`` or ``(None, reason)``; never raises, never blocks (a FIFO is refused at once)."""
     try:
@@ -554,7 +551,7 @@ def _read_node_list(path: str) -> Tuple[Optional[Tuple[int, ...]], List[str]]:
 
 
 def _read_block_size(root: str) -> Tuple[Optional[int], Optional[str]]:
-    path = _under_root(root, MEMORY_BLOCK_SIZE_FILE)
+    path = under_root(root, MEMORY_BLOCK_SIZE_FILE, follow=False)
     text, reason = _read_text(path)
     if text is None:
         return None, reason
@@ -565,7 +562,7 @@ def _read_block_size(root: str) -> Tuple[Optional[int], Optional[str]]:
 
 
 def _read_machine_mem_total(root: str) -> Optional[int]:
-    text = _read_text(_under_root(root, PROC_MEMINFO_FILE))[0]
+    text = _read_text(under_root(root, PROC_MEMINFO_FILE, follow=False))[0]
     return None if text is None else parse_meminfo_total(text)
 
 
@@ -603,7 +600,7 @@ def read_node_facts(root: str = "/", strict: bool = True) -> NodeFacts:
     unknown, which the drift engine reports as ``bound_unknown`` naming the file.
     """
     root = os.fspath(root) or "/"
-    node_root = _under_root(root, NODE_SYSFS_DIR)
+    node_root = under_root(root, NODE_SYSFS_DIR)
     node_dirs, problems = _numa_node_dirs(node_root)
     errors = list(problems)
     numa_nodes = tuple(read_numa_node(node_id, node_dirs[node_id]) for node_id in sorted(node_dirs))
@@ -615,7 +612,7 @@ def read_node_facts(root: str = "/", strict: bool = True) -> NodeFacts:
     online, online_problems = _read_node_list(os.path.join(node_root, "online"))
     possible, possible_problems = _read_node_list(os.path.join(node_root, "possible"))
     block_size, block_size_reason = _read_block_size(root)
-    iomem_path = _under_root(root, IOMEM_FILE)
+    iomem_path = under_root(root, IOMEM_FILE, follow=False)
     iomem_text, iomem_reason = _read_text(iomem_path)
     kernel_image = _naming_iomem(kernel_image_from_iomem(
         iomem_text,

@@ -18,7 +18,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settin
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY, count_blocks
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import NodeFacts
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import read_node_text, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes
 
 __all__ = ["assessment_facts", "pinned_pods", "summary_line", "numbers_text", "kubelet_view", "guard_view", "GUARD_PROGRAM", "GUARD_STATE"]

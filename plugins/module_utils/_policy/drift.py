@@ -413,7 +413,7 @@ def verify_written(content: bytes, plan: RepairPlan) -> List[str]:
 
 def checkpoint_path(root: str, kubelet_root_dir: str) -> str:
     """Host path of ``<root dir>/memory_manager_state`` (``memoryManagerStateFileName``; the root dir only moves with ``--root-dir``)."""
-    return under_root(root, node_join(kubelet_root_dir, checkpoint.CHECKPOINT_FILE_NAME))
+    return under_root(root, node_join(kubelet_root_dir, checkpoint.CHECKPOINT_FILE_NAME), follow=False)
 
 
 def read_checkpoint(path: str) -> Optional[bytes]:

@@ -236,10 +236,12 @@ def latest_backup(backup_dir: str, name: str, reasons: Optional[Tuple[str, ...]]
     return found[-1] if found else None
 
 
+_CMDLINE_BYTES = 64 * 1024  # the program is the first NUL-terminated word
+
+
 def _process_name(proc_dir: str, pid: str) -> Optional[str]:
     try:
-        with open(os.path.join(proc_dir, pid, "cmdline"), "rb") as handle:
-            argv0 = handle.read().split(b"\0", 1)[0].decode("utf-8", "replace")
+        argv0 = read_regular_file(os.path.join(proc_dir, pid, "cmdline"), _CMDLINE_BYTES, truncate=True).split(b"\0", 1)[0].decode("utf-8", "replace")
     except OSError:
         return None
     # k3s and rke2 retitle themselves ("/usr/local/bin/k3s server"): the program is the first word.

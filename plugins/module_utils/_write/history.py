@@ -35,6 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import STATE_DIR
 
 __all__ = [
@@ -66,7 +67,7 @@ class HistoryError(ValueError):
 
 
 def history_path(root: str) -> str:
-    return os.path.join(root, HISTORY_FILE)
+    return under_root(root, HISTORY_FILE, follow=False)
 
 
 def parse_history(raw: bytes, path: str) -> List[Dict[str, Any]]:

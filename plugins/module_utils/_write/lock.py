@@ -18,6 +18,8 @@ import os
 import time
 from typing import Iterator
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, under_root
+
 __all__ = ["STATE_DIR", "LockTimeout", "lock_path", "node_lock"]
 
 STATE_DIR = "var/lib/nodeops-numa-drift"
@@ -40,7 +42,7 @@ class LockTimeout(OSError):
 
 
 def lock_path(root: str) -> str:
-    return os.path.join(root, STATE_DIR, "lock")
+    return under_root(root, node_join(STATE_DIR, "lock"), follow=False)
 
 
 def _holder(handle: int) -> str:

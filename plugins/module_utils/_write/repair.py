@@ -66,6 +66,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history 
     write_history,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import STATE_DIR, lock_path, node_lock
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 
 __all__ = [
@@ -117,7 +118,7 @@ class RepairOutcome(Record, frozen=True):
 
 
 def default_backup_dir(root: str) -> str:
-    return os.path.join(root, BACKUP_DIR)
+    return under_root(root, BACKUP_DIR)
 
 
 def _bound_option(assessment: Assessment) -> str:
