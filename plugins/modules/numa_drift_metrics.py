@@ -59,7 +59,6 @@ metrics:
   type: str
 """
 
-import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
