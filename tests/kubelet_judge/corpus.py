@@ -179,7 +179,7 @@ def unit_cases() -> Dict[str, Case]:
 
 def distribution_cases() -> Dict[str, Case]:
     """The distribution corpus (test_distributions.py LAYOUTS): kubelet as each distribution starts it."""
-    from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.test_distributions import LAYOUTS, drifted_node
+    from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils._kubelet.test_distributions import LAYOUTS, drifted_node
 
     def case(name: str) -> Case:
         files, _distribution, _service, root_dir = LAYOUTS[name]

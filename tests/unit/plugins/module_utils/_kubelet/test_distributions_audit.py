@@ -21,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distri
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import expand_specifiers
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import GIB, MIB, tree_snapshot
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.test_distributions import (
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils._kubelet.test_distributions import (
     STATIC,
     STATIC_DROPIN,
     document,
