@@ -30,7 +30,7 @@ def test_nesting_depth_counts_lists_and_dicts_not_tuples():
     assert limits.nesting_depth({"a": [1, {"b": []}]}) == 4
     assert limits.nesting_depth([("k", [1])]) == 2
     deep = []
-    for _ in range(1000):
+    for _level in range(1000):
         deep = [deep]
     assert limits.nesting_depth(deep, limit=10) == 11
 

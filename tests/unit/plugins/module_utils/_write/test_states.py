@@ -104,4 +104,3 @@ def test_run_step_repairs_checks_and_sidelines_through_the_writes(tmp_path):
 def test_run_step_refuses_an_unknown_step(tmp_path):
     with pytest.raises(ValueError, match="unknown step"):
         states.run_step("rewrite", probe(node(tmp_path, "x")), OPTIONS)
-
