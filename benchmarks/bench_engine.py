@@ -23,8 +23,8 @@ sys.path.insert(0, CHECKOUT)
 # conftest puts the collection on sys.path.
 import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift as drift  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift  # noqa: E402
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils import scenario  # noqa: E402
 
 

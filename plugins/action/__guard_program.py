@@ -4,7 +4,7 @@
 """Action plugin for nodeops.numa_drift.__guard_program: build the boot guard zipapp, install it on the node.
 
 The program is built on the controller, at every run, from this collection's own
-``plugins/module_utils/*.py`` (no second copy of the engine exists anywhere): a zip with
+``plugins/module_utils/**/*.py`` (no second copy of the engine exists anywhere): a zip with
 fixed timestamps, in name order, behind ``#!/usr/bin/env python3``, so the same collection
 always gives the same bytes and ``ansible.builtin.copy`` reports ``changed`` only when they differ.
 """
@@ -16,18 +16,18 @@ import os
 import shutil
 import tempfile
 import zipfile
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _guard
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import program as _guard
 
 SHEBANG = b"#!/usr/bin/env python3\n"
 PACKAGE = "ansible_collections/nodeops/numa_drift/plugins/module_utils"
 MAIN = (
     "# numa-drift-guard: built by nodeops.numa_drift.__guard_program from the collection's module_utils\n"
     "import sys\n"
-    "from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import main\n"
+    "from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard.program import main\n"
     "sys.exit(main())\n"
 )
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
@@ -35,7 +35,20 @@ ARGUMENT_SPEC = {"dest": {"type": "path", "default": _guard.PROGRAM}}
 
 
 def module_utils_dir() -> str:
-    return os.path.dirname(os.path.abspath(_guard.__file__))
+    """``plugins/module_utils`` (the guard program is ``module_utils/_guard/program.py``)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(_guard.__file__)))
+
+
+def engine_files(source_dir: str) -> List[str]:
+    """Every ``.py`` file under ``source_dir``, subpackages included, as sorted ``/``-separated relative paths."""
+    found = []
+    for top, dirs, files in os.walk(source_dir):
+        dirs[:] = [name for name in dirs if name != "__pycache__"]
+        relative = os.path.relpath(top, source_dir)
+        for name in files:
+            if name.endswith(".py") and not (relative == "." and name == "__init__.py"):
+                found.append(name if relative == "." else "%s/%s" % (relative.replace(os.sep, "/"), name))
+    return sorted(found)
 
 
 def _add(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
@@ -54,10 +67,9 @@ def build_zipapp(source_dir: Optional[str] = None) -> bytes:
         parts = PACKAGE.split("/")
         for depth in range(1, len(parts) + 1):
             _add(archive, "/".join(parts[:depth]) + "/__init__.py", b"")
-        for name in sorted(os.listdir(source_dir)):
-            if name.endswith(".py") and name != "__init__.py":
-                with open(os.path.join(source_dir, name), "rb") as handle:
-                    _add(archive, "%s/%s" % (PACKAGE, name), handle.read())
+        for name in engine_files(source_dir):
+            with open(os.path.join(source_dir, *name.split("/")), "rb") as handle:
+                _add(archive, "%s/%s" % (PACKAGE, name), handle.read())
     return SHEBANG + buffer.getvalue()
 
 

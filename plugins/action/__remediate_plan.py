@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _history
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import history as _history
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import set_host_facts
 

@@ -206,35 +206,33 @@ touched:
   type: bool
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode import cache as _bytecode
 
 _bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts, numbers_text, summary_line
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._files import kubelet_processes
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._module_args import NODE_OPTIONS_SPEC, probe_arguments
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._repair import (
-    REPAIRED_BY,
-    RepairError,
-    repair_node,
-    restore_checkpoint,
-    sideline_checkpoint,
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import REPAIRED_BY, RepairError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.states import (
+    CHECK,
+    REPAIR,
+    RESTORE,
+    SIDELINE,
+    STATES,
+    kubelet_refusal,
+    run_step,
+    step_for,
 )
 
 
-def refuse_while_kubelet_runs(module, result):
-    if module.params["force"] or os.path.realpath(module.params["root"]) != "/":
+def refuse_while_kubelet_runs(module, result, step):
+    message = kubelet_refusal(step, module.params["root"], module.params["force"], result.path)
+    if message is None:
         return
-    running = kubelet_processes("/proc")
-    if not running:
-        return
-    message = "kubelet is running (%s): stop it before touching %s, or set force=true" % (", ".join(running), result.path)
     if module.check_mode:
         module.warn(message)
     else:
@@ -260,9 +258,11 @@ def outcome_result(outcome, base):
     return result
 
 
-def run_or_fail(module, base, function, *args, **kwargs):
+def run_or_fail(module, base, step, result):
+    params = module.params
     try:
-        return function(*args, **kwargs)
+        return run_step(step, result, common_options(module), backup=params["backup"], loop_max_repairs=params["loop_max_repairs"],
+                        backup_file=params["backup_file"])
     except RepairError as error:
         failed = dict(base)
         if error.backup_file:
@@ -270,46 +270,19 @@ def run_or_fail(module, base, function, *args, **kwargs):
         module.fail_json(msg=error.message, touched=error.touched, **failed)
 
 
-def repair(module, result, base, facts):
-    params = module.params
-    base["diff"] = {
+def repair_diff(result, facts):
+    return {
         "before_header": result.path + " (recorded)",
         "after_header": result.path + " (recomputed)",
         "before": numbers_text(facts["nodes"], "recorded"),
         "after": numbers_text(facts["nodes"], "current"),
     }
-    base["written_layout"] = result.assessment.plan.layout
-    options = common_options(module)
-    options.update(backup=params["backup"], loop_max_repairs=params["loop_max_repairs"])
-    outcome = run_or_fail(module, base, repair_node, result, **options)
-    if outcome.loop_tripped:
-        base.pop("diff")
-        module.fail_json(msg=outcome.message, **outcome_result(outcome, base))
-    if not outcome.changed:
-        base.pop("diff")
-    module.exit_json(**outcome_result(outcome, base))
-
-
-def sideline(module, result, base, facts):
-    base["diff"] = {"before": numbers_text(facts["nodes"], "recorded") or "present\n", "after": "(absent)\n"}
-    outcome = run_or_fail(module, base, sideline_checkpoint, result, **common_options(module))
-    module.exit_json(**outcome_result(outcome, base))
-
-
-def restore(module, result, base):
-    options = common_options(module)
-    options.update(backup=module.params["backup"], backup_file=module.params["backup_file"])
-    outcome = run_or_fail(module, base, restore_checkpoint, result, **options)
-    if outcome.changed:
-        base["diff"] = {"before": "%s (%s)\n" % (result.path, result.assessment.verdict),
-                        "after": "%s (%s)\n" % (outcome.restored_from, outcome.verdict_after)}
-    module.exit_json(**outcome_result(outcome, base))
 
 
 def main():
     argument_spec = dict(NODE_OPTIONS_SPEC)
     argument_spec.update(
-        state=dict(type="str", default="repaired", choices=["repaired", "absent", "restored"]),
+        state=dict(type="str", default="repaired", choices=list(STATES)),
         backup=dict(type="bool", default=True),
         backup_dir=dict(type="path"),
         backup_file=dict(type="path"),
@@ -331,24 +304,26 @@ def main():
     except OSError as error:
         module.fail_json(msg="cannot read the node under %s: %s" % (module.params["root"], error))
     facts = assessment_facts(result)
-    assessment = result.assessment
-    base = dict(numa_drift=facts, verdict=assessment.verdict, path=result.path)
-    if state == "restored":
-        refuse_while_kubelet_runs(module, result)
-        restore(module, result, base)
-    if result.raw is None:  # nothing to do; only what a killed run of ours left is removed
-        outcome = run_or_fail(module, base, sideline_checkpoint, result, **common_options(module))
-        module.exit_json(**outcome_result(outcome, base))
-    if state == "repaired" and not assessment.repairable:
-        # Refused: touches nothing. Nothing to do: only what a killed run of ours left is removed.
-        outcome = run_or_fail(module, base, repair_node, result, **common_options(module))
-        if outcome.action == "refused":
-            module.fail_json(msg=outcome.message, action="refused", **base)
-        module.exit_json(**outcome_result(outcome, base))
-    refuse_while_kubelet_runs(module, result)
-    if state == "absent":
-        sideline(module, result, base, facts)
-    repair(module, result, base, facts)
+    base = dict(numa_drift=facts, verdict=result.assessment.verdict, path=result.path)
+    step = step_for(state, result)
+    refuse_while_kubelet_runs(module, result, step)
+    # A failed write's result carries the diff of what it was about to do (repair, sideline).
+    if step == REPAIR:
+        base["diff"] = repair_diff(result, facts)
+        base["written_layout"] = result.assessment.plan.layout
+    if step == SIDELINE:
+        base["diff"] = {"before": numbers_text(facts["nodes"], "recorded") or "present\n", "after": "(absent)\n"}
+    outcome = run_or_fail(module, base, step, result)
+    if step == CHECK and outcome.action == "refused":  # touches nothing
+        module.fail_json(msg=outcome.message, action="refused", **base)
+    if step == REPAIR and (outcome.loop_tripped or not outcome.changed):
+        base.pop("diff")
+    if step == RESTORE and outcome.changed:
+        base["diff"] = {"before": "%s (%s)\n" % (result.path, result.assessment.verdict),
+                        "after": "%s (%s)\n" % (outcome.restored_from, outcome.verdict_after)}
+    if step == REPAIR and outcome.loop_tripped:
+        module.fail_json(msg=outcome.message, **outcome_result(outcome, base))
+    module.exit_json(**outcome_result(outcome, base))
 
 
 if __name__ == "__main__":

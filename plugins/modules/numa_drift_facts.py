@@ -121,14 +121,14 @@ numa_drift:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode import cache as _bytecode
 
 _bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._facts import assessment_facts
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._module_args import NODE_OPTIONS_SPEC, probe_arguments
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
 
 
 def main():

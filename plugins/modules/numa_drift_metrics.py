@@ -59,20 +59,20 @@ metrics:
   type: str
 """
 
-import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _bytecode
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode import cache as _bytecode
 
 _bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import HistoryError, history_path, read_history
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._metrics import metrics_path, render_metrics, write_metrics
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._module_args import NODE_OPTIONS_SPEC, probe_arguments
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, read_history
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.metrics import metrics_path, render_metrics, write_metrics
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
 
 
 def main():
@@ -80,7 +80,7 @@ def main():
     argument_spec.update(textfile_dir=dict(type="path", default="/var/lib/node_exporter/textfile_collector"))
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     root = module.params["root"]
-    textfile_dir = os.path.join(root, module.params["textfile_dir"].lstrip("/"))
+    textfile_dir = under_root(root, module.params["textfile_dir"])
     try:
         result = probe(**probe_arguments(module.params))
         history = read_history(history_path(root))

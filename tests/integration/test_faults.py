@@ -36,8 +36,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ansible_collections.nodeops.numa_drift as collection
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files, _history
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import VERDICTS
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import files as _files
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import history as _history
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import VERDICTS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, parsed, read_bytes, run_module
@@ -323,7 +324,7 @@ def test_two_concurrent_repairs_exactly_one_changes(drifted, tmp_path, attempt):
 
 GUARD = (
     "import sys\n"
-    "from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import main\n"
+    "from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard.program import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 RACES = 50

@@ -16,7 +16,8 @@ import subprocess
 import time
 import urllib.request
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift, _guard
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import program as _guard
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import GIB, KIB, guaranteed_pods, two_node_boot, write_kubelet_node
 
 HERE = os.path.dirname(os.path.abspath(__file__))

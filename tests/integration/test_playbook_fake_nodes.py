@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Tuple
 
 import yaml
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import ERAS, inspect_checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import ERAS, inspect_checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     GIB,
     Boot,

@@ -17,8 +17,8 @@ from typing import Any, Dict, Iterator
 import pytest
 import yaml
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
 from ansible_collections.nodeops.numa_drift.tests.sandbox import apiserver, supervisor
 from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import (
     PYTHON,

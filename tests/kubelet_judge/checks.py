@@ -15,8 +15,8 @@ import os
 import shutil
 from typing import Any, Dict, List, Mapping
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift as drift
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._repair import repair_node
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, matrix
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import REPAIRABLE, Judgement, agrees, describe, judge
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import tree_snapshot

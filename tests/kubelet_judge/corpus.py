@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
     PR_140473_IOMEM,
     build_node_tree,
@@ -179,7 +179,7 @@ def unit_cases() -> Dict[str, Case]:
 
 def distribution_cases() -> Dict[str, Case]:
     """The distribution corpus (test_distributions.py LAYOUTS): kubelet as each distribution starts it."""
-    from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.test_distributions import LAYOUTS, drifted_node
+    from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils._kubelet.test_distributions import LAYOUTS, drifted_node
 
     def case(name: str) -> Case:
         files, _distribution, _service, root_dir = LAYOUTS[name]

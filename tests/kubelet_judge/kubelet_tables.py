@@ -65,7 +65,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import OMIT, build_node_tree
 
 MB = 1024 * 1024  # the Go tests' "mb" and "gb" are binary units

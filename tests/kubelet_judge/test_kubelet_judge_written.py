@@ -25,8 +25,8 @@ import pytest
 
 from typing import Any, Dict, List, Mapping
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift as drift
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._repair import repair_node
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.checks import judge_tree, written_state
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import judge

@@ -125,25 +125,25 @@ def ensure_collection_importable() -> None:
 
 ensure_collection_importable()
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._gojson import GoJsonError, parse_document  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._distributions import KubeletLaunch  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import KubeletSettings  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_checks import (  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import GoJsonError, parse_document  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import KubeletLaunch  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks import (  # noqa: E402
     node_allocatable_errors,
     node_allocatable_reservation,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_config import load_kubelet_settings  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import Arg  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import (  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import Arg  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import (  # noqa: E402
     NodeMemory,
     compare_states,
     default_machine_state,
     replay_blocks,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import NodeFacts, read_node_facts  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import QuantityError, parse_quantity  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._record import replace  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import NodeFacts, read_node_facts  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, parse_quantity  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import replace  # noqa: E402
 
 ERA_CHOICES = ("legacy", "1.37")
 KUBELET_VERSIONS = {"legacy": "v1.33.4-sandbox", "1.37": "v1.37.0-sandbox"}

@@ -103,5 +103,5 @@ def test_ships_the_product_and_what_ansible_test_needs(members):
     for name in ("MANIFEST.json", "FILES.json", "README.md", "meta/runtime.yml", "plugins/modules/numa_drift_facts.py",
                  "plugins/modules/kubelet_mm_checkpoint.py", "roles/remediate/tasks/main.yml",
                  "playbooks/remediate.yml", "docs/safety.md", "tests/config.yml", "extensions/rbac/nodeops-numa-drift.yml",
-                 "tests/fixtures/kubelet-checkpoints.json", "tests/unit/plugins/module_utils/test_drift.py"):
+                 "tests/fixtures/kubelet-checkpoints.json", "tests/unit/plugins/module_utils/_policy/test_drift.py"):
         assert name in members, name

@@ -38,9 +38,14 @@ def test_build_is_reproducible_and_holds_every_engine_module():
     first, second = guard_program.build_zipapp(), guard_program.build_zipapp()
     assert first == second and first.startswith(b"#!/usr/bin/env python3\n")
     names = zipfile.ZipFile(io.BytesIO(first)).namelist()
-    engine = sorted(n for n in os.listdir(guard_program.module_utils_dir()) if n.endswith(".py") and n != "__init__.py")
+    source = guard_program.module_utils_dir()
+    engine = sorted(os.path.relpath(os.path.join(top, n), source).replace(os.sep, "/")
+                    for top, _dirs, files in os.walk(source) if "__pycache__" not in top for n in files if n.endswith(".py"))
+    engine = [name for name in engine if name != "__init__.py"]
     assert "__main__.py" in names
-    assert sorted(n.rsplit("/", 1)[1] for n in names if n.startswith(guard_program.PACKAGE + "/_") and not n.endswith("/__init__.py")) == engine
+    assert "_guard/program.py" in engine and "_policy/drift.py" in engine  # subpackages are walked
+    shipped = sorted(n[len(guard_program.PACKAGE) + 1:] for n in names if n.startswith(guard_program.PACKAGE + "/"))
+    assert shipped == ["__init__.py"] + engine
 
 
 @pytest.mark.parametrize("version", sorted(interpreters()))

@@ -17,9 +17,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._machine_state import NodeMemory, expected_machine_state
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._quantity import hugepage_resource_name
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import NodeMemory, expected_machine_state
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import hugepage_resource_name
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
     OMIT,
     build_node_tree,

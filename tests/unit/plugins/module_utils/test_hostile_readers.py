@@ -16,15 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _kubelet as kubelet
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _node as node
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._gojson import GoJsonError, TypedDecoder, parse_document
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._history import HistoryError, parse_history
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet_config import walk_config_dir
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._limits import MAX_NESTING, bounded_int, load_json, nesting_depth
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._systemd import parse_env_file, parse_unit_lines
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._yaml import YamlError, load
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import settings as kubelet
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import node
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import GoJsonError, TypedDecoder, parse_document
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, parse_history
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import walk_config_dir
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING, bounded_int, load_json, nesting_depth
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import parse_env_file, parse_unit_lines
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import YamlError, load
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

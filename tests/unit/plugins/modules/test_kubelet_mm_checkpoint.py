@@ -12,8 +12,10 @@ import stat
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files, _repair
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import ERAS
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import files as _files
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair as _repair
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import states as _states
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import ERAS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     checkpoint_file,
@@ -363,7 +365,7 @@ def fake_kubelet(monkeypatch, processes):
         calls.append(proc_dir)
         return list(processes)
 
-    monkeypatch.setattr(kubelet_mm_checkpoint, "kubelet_processes", kubelet_processes)
+    monkeypatch.setattr(_states, "kubelet_processes", kubelet_processes)
     return calls
 
 

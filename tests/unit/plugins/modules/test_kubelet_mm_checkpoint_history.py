@@ -13,7 +13,9 @@ import time
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _drift, _lock, _repair
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import lock as _lock
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair as _repair
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file, tree_snapshot
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, read_bytes

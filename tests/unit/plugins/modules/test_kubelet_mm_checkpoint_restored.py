@@ -9,7 +9,8 @@ import errno
 import os
 import stat
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _files, _repair
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import files as _files
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair as _repair
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file, tree_snapshot
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, read_bytes

@@ -22,7 +22,7 @@ import pytest
 from ansible.module_utils import _internal as module_utils_internal
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils import _checkpoint as checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import iomem_text
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     GIB,

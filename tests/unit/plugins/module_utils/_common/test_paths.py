@@ -1,0 +1,137 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for plugins/module_utils/_common/paths.py: node paths under ``root``, symlinks resolved as on the node.
+
+A node's filesystem mounted at a non-``/`` root (a container's ``/host``, a rescue system's ``/mnt``)
+holds absolute symbolic links that mean paths of the node, not of the probing machine: the probe must
+give the verdict it gives when the same node is probed at its own ``/``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+
+import pytest
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import MAX_SYMLINKS, node_join, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+    KIB,
+    MIB,
+    checkpoint_file,
+    guaranteed_pods,
+    kubelet_config,
+    two_node_boot,
+    uniform_reserved,
+    write_kubelet_node,
+)
+
+STATIC = kubelet_config(uniform_reserved([0, 1]))
+KIND = '{"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"'
+# kubeadm's layout: unit, drop-in, environment file, --config and --config-dir.
+FILES = {
+    "/usr/lib/systemd/system/kubelet.service": "[Service]\nExecStart=/usr/bin/kubelet\n",
+    "/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": "[Service]\n"
+    'Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"\n'
+    "EnvironmentFile=-/etc/default/kubelet\n"
+    "ExecStart=\nExecStart=/usr/bin/kubelet $KUBELET_CONFIG_ARGS $KUBELET_EXTRA_ARGS\n",
+    "/etc/default/kubelet": "KUBELET_EXTRA_ARGS=--config-dir=/etc/kubernetes/kubelet.conf.d\n",
+    "/etc/kubernetes/kubelet.conf.d/50-numa.conf": KIND + ', "memoryManagerPolicy": "Static"}\n',
+}
+# Node paths turned into absolute symbolic links to a copy elsewhere on the node (files and directories).
+LINKED = (
+    "/usr/lib/systemd/system/kubelet.service",
+    "/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf",
+    "/etc/default/kubelet",
+    "/etc/kubernetes/kubelet.conf.d/50-numa.conf",
+    "/var/lib/kubelet/config.yaml",
+)
+STORE = "/srv/node-store"
+# kubelet's root dir moved and linked (docs/safety.md: symlinked directories above the checkpoint are fine).
+KUBELET_DIR, KUBELET_DIR_TARGET = "/var/lib/kubelet", "/data/kubelet"
+
+
+def _node(root, verdict_drift_kib):
+    recorded = two_node_boot()
+    current = recorded.moved(node0=-verdict_drift_kib, node1=verdict_drift_kib)
+    return write_kubelet_node(root, recorded, current, pods=guaranteed_pods(2, (0,)), config=STATIC, extra_files=FILES)
+
+
+def _host(root, node_path):
+    return os.path.join(root, node_path.lstrip("/"))
+
+
+def _link_absolutely(root, node_path, stored=None):
+    """Move ``node_path`` to ``stored`` (``STORE/<node_path>``) and leave an absolute symlink (a node path) in its place."""
+    stored = stored or node_join(STORE, node_path.lstrip("/"))
+    os.makedirs(os.path.dirname(_host(root, stored)), exist_ok=True)
+    shutil.move(_host(root, node_path), _host(root, stored))
+    os.symlink(stored, _host(root, node_path))
+
+
+def _summary(result):
+    settings = result.settings
+    return (result.assessment.verdict, result.assessment.causes, settings.distribution, settings.service, settings.sources,
+            settings.config_path, settings.config_dir, settings.dropins, settings.field_sources, settings.policy,
+            settings.reserved_memory, settings.config_problems, settings.problems, result.raw)
+
+
+@pytest.mark.parametrize("drift_kib", [40 * MIB // KIB, 0])
+def test_absolute_symlinks_resolve_under_a_mounted_root_as_on_the_node(tmp_path, drift_kib):
+    plain = _node(str(tmp_path / "plain"), drift_kib)
+    mounted = _node(str(tmp_path / "host"), drift_kib)
+    for node_path in LINKED:
+        _link_absolutely(mounted, node_path)
+    _link_absolutely(mounted, KUBELET_DIR, KUBELET_DIR_TARGET)
+    # Nothing of the node exists on the probing machine at these paths: the links only make sense under root.
+    assert not os.path.exists(STORE) and not os.path.exists(KUBELET_DIR_TARGET)
+    expected = probe(plain)
+    assert expected.assessment.verdict == ("drift_within_bound" if drift_kib else "in_sync")
+    assert expected.settings.policy == "Static" and expected.settings.service == "kubelet"
+    result = probe(mounted)
+    assert _summary(result) == _summary(expected)
+    # The checkpoint is found through the symlinked kubelet directory, resolved under root.
+    assert result.path == _host(mounted, node_join(KUBELET_DIR_TARGET, "memory_manager_state"))
+    # On the probing machine the same path leads elsewhere (the link is absolute): nothing there.
+    assert not os.path.exists(checkpoint_file(mounted))
+
+
+def test_under_root_resolves_every_symlink_under_root(tmp_path):
+    root = str(tmp_path)
+    os.makedirs(_host(root, "/real/dir"))
+    open(_host(root, "/real/dir/file"), "w").close()
+    os.symlink("/real", _host(root, "/abs"))  # absolute: a node path
+    os.symlink("real/dir", _host(root, "/rel"))  # relative: from its own directory
+    os.symlink("../../../../../../../real", _host(root, "/real/dir/up"))  # '..' stops at root, as at '/'
+    os.symlink("/real/dir/file", _host(root, "/real/last"))
+    os.symlink("/missing/file", _host(root, "/dangling"))
+    assert under_root(root, "/abs/dir/file") == _host(root, "/real/dir/file")
+    assert under_root(root, "/rel/file") == _host(root, "/real/dir/file")
+    assert under_root(root, "/real/dir/up/dir/file") == _host(root, "/real/dir/file")
+    assert under_root(root, "/real/last") == _host(root, "/real/dir/file")
+    assert under_root(root, "/dangling") == _host(root, "/missing/file")
+    # follow=False: the last component is left as it is (a symlinked checkpoint is refused, not followed).
+    assert under_root(root, "/abs/last", follow=False) == _host(root, "/real/last")
+    assert under_root(root, "/real/last", follow=False) == _host(root, "/real/last")
+    # '..' in the node path itself never climbs out of root.
+    assert under_root(root, "/../../etc/passwd") == _host(root, "/etc/passwd")
+    # At '/', the node is this machine: the path is the node path (the kernel resolves it).
+    assert under_root("/", "/abs/../etc//passwd") == "/etc/passwd"
+
+
+def test_a_symlink_loop_under_root_is_eloop_as_on_the_node(tmp_path):
+    root = str(tmp_path)
+    os.symlink("/b", _host(root, "/a"))
+    os.symlink("/a", _host(root, "/b"))
+    with pytest.raises(OSError) as raised:
+        under_root(root, "/a/file")
+    assert raised.value.errno == errno.ELOOP and "/a/file" in str(raised.value)
+    # A chain of exactly MAX_SYMLINKS (the kernel's limit, path_resolution(7)) links still resolves.
+    os.makedirs(_host(root, "/chain"))
+    for index in range(MAX_SYMLINKS):
+        os.symlink("/chain/%d" % (index + 1), _host(root, "/chain/%d" % index))
+    open(_host(root, "/chain/%d" % MAX_SYMLINKS), "w").close()
+    assert under_root(root, "/chain/0") == _host(root, "/chain/%d" % MAX_SYMLINKS)

@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for plugins/module_utils/_write/history.py: the repair history and the loop guard."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import history
+
+NOW = 1796205300.0
+HOUR = 3600.0
+
+
+def entry(age_hours, action="repaired", by="module"):
+    return history.new_entry(action, by, "drift_within_bound", None, "summary", NOW - age_hours * HOUR)
+
+
+def test_history_lives_under_root_and_a_missing_file_is_empty(tmp_path):
+    path = history.history_path(str(tmp_path))
+    assert path == os.path.join(str(tmp_path), "var/lib/nodeops-numa-drift/history.json")
+    assert history.read_history(path) == []
+
+
+def test_written_history_reads_back(tmp_path):
+    path = history.history_path(str(tmp_path))
+    entries = [entry(1), entry(2, by="guard")]
+    history.write_history(path, entries)
+    assert history.read_history(path) == entries
+    with open(path, encoding="utf-8") as handle:
+        assert json.load(handle) == {"repairs": entries}
+
+
+@pytest.mark.parametrize("raw, problem", [
+    (b"{", "is not valid JSON"),
+    (b'{"repairs": {}}', 'is not {"repairs": [{"time": <number>, ...}, ...]}'),
+    (b'{"repairs": [{"time": true}]}', 'is not {"repairs"'),
+    (b"\xff", "is not valid JSON"),
+])
+def test_a_malformed_history_is_an_error_naming_the_file_and_the_way_out(raw, problem):
+    with pytest.raises(history.HistoryError) as raised:
+        history.parse_history(raw, "/h.json")
+    assert problem in str(raised.value) and "/h.json" in str(raised.value) and "delete it to clear the loop guard" in str(raised.value)
+
+
+def test_the_loop_guard_counts_repair_attempts_of_the_window_only():
+    entries = [entry(1), entry(5), entry(30), entry(2, action="restored"), entry(3, action="sidelined"), entry(4, action="rolled_back")]
+    assert [e["time"] for e in history.recent_repairs(entries, 24, NOW)] == [NOW - HOUR, NOW - 5 * HOUR, NOW - 4 * HOUR]
+    assert history.loop_guard_message(entries, 4, 24, NOW, "/h.json") is None
+    message = history.loop_guard_message(entries, 3, 24, NOW, "/h.json")
+    assert message.startswith("loop guard: this node was repaired 3 times in the last 24 hours (loop_max_repairs=3)")
+    assert "read /h.json on the node" in message
