@@ -315,7 +315,8 @@ def api_objects(name: str, index: int, plan: NodePlan) -> Tuple[Dict[str, Any], 
         kubelet_version=kubelet_standin.KUBELET_VERSIONS[plan.era],
     )
     pods = [
-        apiserver.pod_object(WORKLOAD_NAMESPACE, "numa-app-%02d-%d" % (index, number), name, uid=uid, owner_name="numa-app-%02d" % index,
+        # Named after the node: fleets that share one real API server (--name-prefix) have distinct pods.
+        apiserver.pod_object(WORKLOAD_NAMESPACE, "numa-app-%s-%d" % (name, number), name, uid=uid, owner_name="numa-app-%02d" % index,
                              labels={"app": "numa-app"}, memory=memory_quantity(containers["app"]))
         for number, (uid, containers) in enumerate(sorted(plan.pods.items()))
     ]
@@ -456,17 +457,26 @@ def seed_real_api(url: str, token: str, plans: List[Tuple[str, NodePlan]]) -> Li
             except urllib.error.HTTPError as error:
                 if error.code != 409:
                     raise
-    seeded = []
-    for index, (name, plan) in enumerate(plans, start=1):
-        node, pods = api_objects(name, index, plan)
-        api_call(url, token, "POST", "/api/v1/nodes", node)
-        uids = {}
-        for pod in pods:
-            old = pod["metadata"].pop("uid")
-            pod.pop("status", None)
-            created = api_call(url, token, "POST", "/api/v1/namespaces/%s/pods" % pod["metadata"]["namespace"], pod)
-            uids[old] = created["metadata"]["uid"]
-        seeded.append((name, dataclasses.replace(plan, pods={uids.get(uid, uid): pods_ for uid, pods_ in plan.pods.items()})))
+    seeded: List[Tuple[str, NodePlan]] = []
+    registered: List[str] = []
+    try:
+        for index, (name, plan) in enumerate(plans, start=1):
+            node, pods = api_objects(name, index, plan)
+            api_call(url, token, "POST", "/api/v1/nodes", node)
+            registered.append(name)
+            uids = {}
+            for pod in pods:
+                old = pod["metadata"].pop("uid")
+                pod.pop("status", None)
+                created = api_call(url, token, "POST", "/api/v1/namespaces/%s/pods" % pod["metadata"]["namespace"], pod)
+                uids[old] = created["metadata"]["uid"]
+            seeded.append((name, dataclasses.replace(plan, pods={uids.get(uid, uid): pods_ for uid, pods_ in plan.pods.items()})))
+    except urllib.error.HTTPError as error:
+        # Leave nothing half registered: the Nodes registered here and their pods go (a Node of the same name that
+        # was there before, a 409, is not ours and stays).
+        unregister_real_api({"api": {"url": url, "ca": None}, "token": token, "nodes": [{"name": name} for name in registered]})
+        raise RuntimeError("the API server at %s answered HTTP %d to a write of %s: %s (another fleet with the same "
+                           "--name-prefix?)" % (url, error.code, error.geturl(), error.read().decode("utf-8", "replace")[:300])) from error
     return seeded
 
 
