@@ -44,6 +44,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -51,7 +52,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, CHECKOUT)
@@ -296,13 +297,14 @@ def payloads(directory: str, playbooks: Dict[str, str], inventory: str, collecti
     return result
 
 
-def role_tasks(directory: str, collections: str) -> Dict[str, Any]:
-    """Task starts and time of the remediate role per node on the sandbox fleet (mixed scenario)."""
+def role_tasks(directory: str, collections: str, fleet_args: Sequence[str] = ()) -> Dict[str, Any]:
+    """Task starts and time of the remediate role per node on the sandbox fleet (mixed scenario; ``fleet_args``: more
+    arguments of ``fleet.py up``, such as a real API server's)."""
     fleet_dir = os.path.join(directory, "fleet")
     python = sys.executable
     fleet_script = os.path.join(CHECKOUT, "tests", "sandbox", "fleet.py")
     subprocess.run([python, fleet_script, "up", "--dir", fleet_dir, "--scenario", "mixed", "--settle-seconds", "1",
-                    "--max-lifetime", "900"], check=True, stdout=subprocess.DEVNULL, timeout=180)
+                    "--max-lifetime", "900"] + list(fleet_args), check=True, stdout=subprocess.DEVNULL, timeout=180)
     try:
         callbacks = os.path.join(directory, "callbacks")
         os.makedirs(callbacks, exist_ok=True)
@@ -406,6 +408,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--no-pipelining", dest="pipelining", action="store_false")
     parser.add_argument("--skip-role", action="store_true", help="leave out the remediate role on the sandbox fleet")
     parser.add_argument("--skip-payload", action="store_true")
+    parser.add_argument("--fleet-args", default="", help="more arguments of tests/sandbox/fleet.py up for the role's fleet, e.g. "
+                        "'--api-server URL --api-ca CA --token ADMIN --kubeconfig FILE' (a real API server instead of the stand-in)")
     parser.add_argument("--max-ratio", type=ratio_pair, metavar="WARM,COLD", help="fail when a CPU ratio is above these bounds")
     parser.add_argument("--quick", action="store_true", help="a smoke test: 5 hosts, forks 2, 1 round")
     parser.add_argument("--json", help="write every figure to this file")
@@ -439,7 +443,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not options.skip_payload:
             results["payload"] = payloads(directory, playbooks, inventories[min(options.hosts)], collections)
         if not options.skip_role:
-            results["role"] = role_tasks(directory, collections)
+            results["role"] = role_tasks(directory, collections, shlex.split(options.fleet_args))
         for line in report(results):
             print(line)
         found = problems(results, options.max_ratio)

@@ -214,18 +214,34 @@ class PrivateDataDir:
         return JobResult(os.path.join(self.dir, "artifacts", ident), completed)
 
 
-class SandboxJob:
-    """A sandbox fleet (tests/sandbox/fleet.py, mixed scenario) and one private data dir for its jobs."""
+class RealApi:
+    """A real API server for the fleet (tests/integration/controlplane.py): the admin token registers the Nodes,
+    ``credential_token`` is the AWX credential's bearer token (the shipped ServiceAccount's)."""
 
-    def __init__(self, directory: str, image: Optional[Image] = None) -> None:
+    def __init__(self, server: str, admin_token: str, ca_file: str, kubeconfig: str, credential_token: str) -> None:
+        self.server, self.admin_token, self.ca_file = server, admin_token, ca_file
+        self.kubeconfig, self.credential_token = kubeconfig, credential_token
+
+    def up_args(self) -> List[str]:
+        return ["--api-server", self.server, "--token", self.admin_token, "--api-ca", self.ca_file, "--kubeconfig", self.kubeconfig]
+
+
+class SandboxJob:
+    """A sandbox fleet (tests/sandbox/fleet.py, mixed scenario) and one private data dir for its jobs; with ``api``
+    the fleet's Nodes are on that real API server and the credential is its ServiceAccount token."""
+
+    def __init__(self, directory: str, image: Optional[Image] = None, api: Optional[RealApi] = None) -> None:
         fleet_dir = os.path.join(directory, "fleet")
-        subprocess.run([sys.executable, FLEET, "up", "--dir", fleet_dir, "--scenario", "mixed", "--settle-seconds", "2"],
+        subprocess.run([sys.executable, FLEET, "up", "--dir", fleet_dir, "--scenario", "mixed", "--settle-seconds", "2"]
+                       + (api.up_args() if api else []),
                        check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180)
         self.fleet_dir = fleet_dir
         try:
             with open(os.path.join(fleet_dir, "fleet.json"), encoding="utf-8") as handle:
                 self.fleet = json.load(handle)
             self.fleet["directory"] = fleet_dir
+            if api:
+                self.fleet["token"] = api.credential_token  # what the credential injects (fleet.json keeps the admin's for down)
             with open(os.path.join(fleet_dir, "inventory.yml"), encoding="utf-8") as handle:
                 self.fleet_inventory = yaml.safe_load(handle)
             self.nodes = {node["name"]: node for node in self.fleet["nodes"]}

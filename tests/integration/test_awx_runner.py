@@ -5,7 +5,8 @@
 The directory is laid out by tests/integration/awx_job.py as AWX lays it out (project, installed
 collections, the inventory the k8s_nodes source found, env/extravars from the survey defaults of
 docs/awx.md, env/envvars from the bearer-token credential, the machine credential's key and
-command line) and the jobs run against the sandbox fleet (mixed scenario). Tests share the fleet and
+command line) and the jobs run against the sandbox fleet (mixed scenario) on the session's real
+kube-apiserver, the credential being the shipped ServiceAccount's token. Tests share the fleet and
 run in file order: the rollback restores what the remediate job repaired.
 """
 
@@ -31,8 +32,8 @@ def read_bytes(path: str) -> bytes:
 
 
 class Job(awx_job.SandboxJob):
-    def __init__(self, directory: str) -> None:
-        super().__init__(directory)
+    def __init__(self, directory: str, api: awx_job.RealApi) -> None:
+        super().__init__(directory, api=api)
         self.originals = {name: self.checkpoint(name) for name in self.nodes}
 
     def checkpoint(self, name: str) -> Any:
@@ -41,8 +42,10 @@ class Job(awx_job.SandboxJob):
 
 
 @pytest.fixture(scope="module")
-def job(tmp_path_factory) -> Iterator[Job]:
-    built = Job(str(tmp_path_factory.mktemp("awx-job")))
+def job(tmp_path_factory, control_plane, service_account, service_account_token) -> Iterator[Job]:
+    """The mixed fleet on the session's real kube-apiserver; the credential is the shipped ServiceAccount's token."""
+    built = Job(str(tmp_path_factory.mktemp("awx-job")), api=awx_job.RealApi(
+        control_plane.server, control_plane.admin_token, control_plane.ca_file, service_account, service_account_token))
     try:
         yield built
     finally:

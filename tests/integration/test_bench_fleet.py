@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -21,10 +22,14 @@ NOT_IMPORTED_BY_THE_PROBE = ("module_utils/_write/files.py", "module_utils/_guar
                              "module_utils/_write/lock.py", "module_utils/_output/metrics.py", "module_utils/_write/repair.py")
 
 
-def test_fleet_benchmark_reports_one_module_run_per_probe_and_ratios_within_bounds(tmp_path) -> None:
+def test_fleet_benchmark_reports_one_module_run_per_probe_and_ratios_within_bounds(tmp_path, control_plane, service_account) -> None:
     output = tmp_path / "fleet.json"
+    # The role's fleet on the session's real kube-apiserver, the role under the shipped ServiceAccount.
+    up_args = ("--api-server", control_plane.server, "--token", control_plane.admin_token, "--api-ca", control_plane.ca_file,
+               "--kubeconfig", service_account)
+    fleet_args = " ".join(shlex.quote(arg) for arg in up_args)
     completed = subprocess.run([sys.executable, BENCH, "--hosts", "60", "--forks", "2", "--rounds", "1", "--max-ratio", MAX_RATIO,
-                                "--json", str(output)], cwd=CHECKOUT, check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                "--fleet-args", fleet_args, "--json", str(output)], cwd=CHECKOUT, check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, timeout=1200)
     assert completed.returncode == 0, completed.stdout
     results = json.loads(output.read_text(encoding="utf-8"))

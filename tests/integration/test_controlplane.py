@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 import subprocess
 import time
 from typing import Any, Dict, Iterator, List, Tuple
@@ -24,74 +23,35 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 import yaml
 
+from ansible_collections.nodeops.numa_drift.tests.integration import realapi
 from ansible_collections.nodeops.numa_drift.tests.integration import test_fleet_sandbox as sandbox
 from ansible_collections.nodeops.numa_drift.tests.integration.controlplane import ControlPlane
+from ansible_collections.nodeops.numa_drift.tests.integration.realapi import RealFleet
 from ansible_collections.nodeops.numa_drift.tests.sandbox import kubelet_standin
-from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import Fleet, collections_path  # noqa: F401  pylint: disable=unused-import
+from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import collections_path  # noqa: F401  pylint: disable=unused-import
 
-RBAC_FILE = os.path.join(sandbox.CHECKOUT, "extensions", "rbac", "nodeops-numa-drift.yml")
-SERVICE_ACCOUNT = ("kube-system", "nodeops-numa-drift")
+SERVICE_ACCOUNT = realapi.SERVICE_ACCOUNT
 ANSIBLE_INVENTORY = os.path.join(sandbox.VENV_BIN, "ansible-inventory")
 LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/nodeops-numa-drift"
 PAUSE = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "numa-drift-rollout", "namespace": "kube-system"},
          "data": {"paused": "false"}}
 
 pytestmark = sandbox.pytestmark
-
-
-def rbac_documents() -> List[Dict[str, Any]]:
-    with open(RBAC_FILE, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)["items"]  # a v1 List
-
-
-class RealFleet(Fleet):
-    """A sandbox fleet whose API is the real control plane: its audit is the API server's audit log."""
-
-    plane: ControlPlane
-    up_seconds: float
-
-    @staticmethod
-    def rows_action(run: sandbox.Run, name: str) -> str:
-        return run.rows()[name]["action"]
-
-    def audit(self) -> List[Dict[str, Any]]:
-        """Writes to the Nodes and to the lock's Lease (not the API server's own Leases)."""
-        return [entry for entry in self.plane.audit() if entry["kind"] == "Node" or entry["name"] == "nodeops-numa-drift"]
-
-
-@pytest.fixture(scope="module")
-def service_account_token(control_plane: ControlPlane) -> str:
-    """The shipped manifests applied; a token of their ServiceAccount."""
-    for document in rbac_documents():
-        control_plane.apply(document)
-    return control_plane.service_account_token(*SERVICE_ACCOUNT)
-
-
-@pytest.fixture(scope="module")
-def service_account(control_plane: ControlPlane, service_account_token: str) -> str:
-    """A kubeconfig with the ServiceAccount's token."""
-    return control_plane.kubeconfig("nodeops-numa-drift", service_account_token)
+rbac_documents = realapi.rbac_documents
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory, collections_path: str, control_plane: ControlPlane,
           service_account: str) -> Iterator[RealFleet]:
     """Five repairable nodes (all-drift) registered on the real API server; playbooks under the ServiceAccount."""
-    directory = str(tmp_path_factory.mktemp("fleet-real"))
-    started = time.monotonic()
-    real = RealFleet(directory, collections_path, "all-drift", nodes=5, up_args=[
-        "--api-server", control_plane.server, "--token", control_plane.admin_token, "--api-ca", control_plane.ca_file,
-        "--kubeconfig", service_account])
-    real.plane = control_plane
-    real.up_seconds = time.monotonic() - started
-    # Every run: the pause switch is read (not paused) and the health gate lists the Nodes.
-    real.default_args = ["-e", "numa_drift_pause_configmap=numa-drift-rollout", "-e", "numa_drift_max_unhealthy=100%"]
-    control_plane.apply(PAUSE)
-    try:
-        yield real
-    finally:
-        real.down()
-        shutil.rmtree(directory, ignore_errors=True)
+    for real in realapi.real_fleet(tmp_path_factory, collections_path, control_plane, service_account, "all-drift", nodes=5):
+        # Every run: the pause switch is read (not paused) and the health gate lists the Nodes.
+        real.default_args = ["-e", "numa_drift_pause_configmap=numa-drift-rollout", "-e", "numa_drift_max_unhealthy=100%"]
+        control_plane.apply(PAUSE)
+        try:
+            yield real
+        finally:
+            control_plane.delete(PAUSE)  # the pause switch is cluster-wide: the next module's tests create their own
 
 
 def test_the_kubelet_standin_registers_its_node_and_patches_its_status(

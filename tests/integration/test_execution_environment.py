@@ -116,8 +116,11 @@ def test_unchanged_definition_reuses_the_cached_image(image: Dict[str, Any]) -> 
 
 
 @pytest.fixture(scope="module")
-def ee_job(image: Dict[str, Any], tmp_path_factory) -> Iterator[awx_job.SandboxJob]:
-    job = awx_job.SandboxJob(str(tmp_path_factory.mktemp("ee-job")), image=awx_job.Image(image))
+def ee_job(image: Dict[str, Any], tmp_path_factory, control_plane, service_account, service_account_token) -> Iterator[awx_job.SandboxJob]:
+    """The mixed fleet on the session's real kube-apiserver (the container reaches it on the host's loopback);
+    the credential is the shipped ServiceAccount's token."""
+    job = awx_job.SandboxJob(str(tmp_path_factory.mktemp("ee-job")), image=awx_job.Image(image), api=awx_job.RealApi(
+        control_plane.server, control_plane.admin_token, control_plane.ca_file, service_account, service_account_token))
     try:
         yield job
     finally:

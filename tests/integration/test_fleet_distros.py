@@ -24,7 +24,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
-from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, Fleet, make_fleet
+from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, Fleet, make_real_fleet
 from ansible_collections.nodeops.numa_drift.tests.sandbox.supervisor import load_service
 from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import VENV_BIN, ansible_module, collections_tree
 
@@ -38,8 +38,9 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    yield from make_fleet(tmp_path_factory, collections_tree(str(tmp_path_factory.mktemp("collections"))), "distros")
+def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """The distribution-shaped nodes on the session's real kube-apiserver; the playbooks under the shipped ServiceAccount."""
+    yield from make_real_fleet(request, tmp_path_factory, collections_tree(str(tmp_path_factory.mktemp("collections"))), "distros")
 
 
 def systemctl(fleet: Fleet, name: str, *args: str) -> subprocess.CompletedProcess:

@@ -25,7 +25,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, LEASE, PREFIX, Fleet, Run, make_fleet
+from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, LEASE, PREFIX, Fleet, Run, make_real_fleet
 from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import VENV_BIN, collections_tree
 
 pytestmark = pytest.mark.skipif(
@@ -64,7 +64,7 @@ def unreachable_vars() -> Dict[str, Any]:
 
 
 def group_vars(fleet: Fleet) -> Dict[str, Any]:
-    """The API stand-in's kubeconfig, and the sandbox's short waits (as the fleet's own inventory sets them)."""
+    """The fleet's kubeconfig (the real API server's, the ServiceAccount's token), and the sandbox's short waits (as the fleet's own inventory sets them)."""
     return {"remediate_kubeconfig": os.path.join(fleet.dir, "kubeconfig"), "remediate_settle_seconds": 3,
             "remediate_ready_poll": 1, "remediate_ready_timeout": 60}
 
@@ -113,8 +113,9 @@ def failures(output: str) -> List[str]:
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    yield from make_fleet(tmp_path_factory, collections_tree(str(tmp_path_factory.mktemp("collections"))), "all-drift")
+def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """An all-drift fleet on the session's real kube-apiserver; the playbooks under the shipped ServiceAccount."""
+    yield from make_real_fleet(request, tmp_path_factory, collections_tree(str(tmp_path_factory.mktemp("collections"))), "all-drift")
 
 
 # --------------------------------------------------------------------------- any inventory (item 0)

@@ -4,8 +4,11 @@
 """The playbooks and the remediate role against the sandbox fleet (tests/sandbox/fleet.py).
 
 Each fleet is a handful of fake nodes (node trees in a temp dir, reached with the local
-connection), a kubelet stand-in per node under a systemd stand-in, and a Kubernetes API stand-in
-on 127.0.0.1. The tests run the real ``ansible-playbook`` of the checkout's venv with
+connection) and a kubelet stand-in per node under a systemd stand-in. Its API is the session's real
+kube-apiserver (tests/integration/realapi.py: the kubelet stand-ins register their Nodes there, the
+playbooks run under the shipped ServiceAccount); the fleets that need injected API failures (outages,
+an eviction refused by a disruption budget or never confirmed) use the Kubernetes API stand-in on
+127.0.0.1 instead. The tests run the real ``ansible-playbook`` of the checkout's venv with
 ``ANSIBLE_COLLECTIONS_PATH`` pointing at a temp dir that links this checkout as
 ``ansible_collections/nodeops/numa_drift`` (kubernetes.core comes from the venv's site-packages).
 
@@ -274,12 +277,21 @@ def make_fleet(tmp_path_factory: pytest.TempPathFactory, collections: str, scena
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def make_real_fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, collections: str, scenario: str,
+                    prefix: Optional[str] = None) -> Iterator[Fleet]:
+    """A fleet on the session's real kube-apiserver; the playbooks under the shipped ServiceAccount (tests/integration/realapi.py)."""
+    from ansible_collections.nodeops.numa_drift.tests.integration import realapi  # pylint: disable=import-outside-toplevel
+
+    plane, kubeconfig = request.getfixturevalue("control_plane"), request.getfixturevalue("service_account")
+    yield from realapi.real_fleet(tmp_path_factory, collections, plane, kubeconfig, scenario, prefix=prefix)
+
+
 # --------------------------------------------------------------------------- the mixed fleet
 
 
 @pytest.fixture(scope="module")
-def mixed(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
-    yield from make_fleet(tmp_path_factory, collections_path, "mixed")
+def mixed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    yield from make_real_fleet(request, tmp_path_factory, collections_path, "mixed")
 
 
 def expected(fleet: Fleet, verdict: str) -> List[str]:
@@ -430,7 +442,7 @@ def test_second_run_changes_nothing(mixed: Fleet, remediated: Dict[str, Any]) ->
 
 
 def test_rollback_needs_confirmation_then_restores_the_backup(mixed: Fleet, remediated: Dict[str, Any]) -> None:
-    name = "sbx-node-01"
+    name = sorted(mixed.nodes)[0]
     repaired = mixed.checkpoint_bytes(name)
     refused = mixed.playbook("rollback", "-l", name)
     assert refused.rc != 0 and "numa_drift_rollback_confirm" in refused.output
@@ -443,7 +455,7 @@ def test_rollback_needs_confirmation_then_restores_the_backup(mixed: Fleet, reme
 
 
 def test_loop_guard_refuses_a_node_repaired_too_often(mixed: Fleet, remediated: Dict[str, Any]) -> None:
-    name = "sbx-node-01"
+    name = sorted(mixed.nodes)[0]
     if mixed.checkpoint_bytes(name) != mixed.originals[name]:  # the rollback test did not run: drift the node again
         mixed.nodectl(name, "stop")
         with open(checkpoint_file(mixed.root(name)), "wb") as handle:
@@ -488,8 +500,8 @@ def test_cordon_unrepairable_cordons_refused_nodes_and_touches_nothing_else(mixe
 
 
 @pytest.fixture(scope="module")
-def drifting(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
-    yield from make_fleet(tmp_path_factory, collections_path, "all-drift")
+def drifting(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    yield from make_real_fleet(request, tmp_path_factory, collections_path, "all-drift")
 
 
 def test_kubelet_failing_after_repair_gets_the_original_back_and_stays_cordoned(drifting: Fleet) -> None:
@@ -525,7 +537,7 @@ def test_kubelet_failing_after_repair_gets_the_original_back_and_stays_cordoned(
     assert "did not stay up" in rows[crashing]["message"] or "did not become active" in rows[crashing]["message"]
 
 
-# --------------------------------------------------------------------------- API outages
+# --------------------------------------------------------------------------- API outages (the API stand-in injects them)
 
 
 @pytest.fixture(scope="module")
@@ -638,6 +650,7 @@ def test_without_the_api_the_role_repairs_and_says_cordon_was_not_managed(outage
 
 @pytest.fixture(scope="module")
 def draining(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    """The API stand-in: its eviction annotations stand for a disruption budget and for a kubelet that never confirms."""
     yield from make_fleet(tmp_path_factory, collections_path, "all-drift")
 
 
@@ -720,7 +733,13 @@ LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 
 
 @pytest.fixture(scope="module")
-def controls(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+def controls(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    yield from make_real_fleet(request, tmp_path_factory, collections_path, "all-drift")
+
+
+@pytest.fixture()
+def gate_outage(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    """An all-drift fleet on the API stand-in (it injects the outage), down again after the test."""
     yield from make_fleet(tmp_path_factory, collections_path, "all-drift")
 
 
@@ -801,8 +820,8 @@ def check_held_then_stale_lease(fleet: Fleet, name: str) -> None:
     assert holders[-1] is None and holders[-2] not in (None, "someone-else"), holders
 
 
-def test_an_api_outage_stops_the_rollout_at_the_gate(controls: Fleet) -> None:
-    fleet = controls
+def test_an_api_outage_stops_the_rollout_at_the_gate(gate_outage: Fleet) -> None:
+    fleet = gate_outage
     names = sorted(fleet.nodes)[2:4]
     fleet.outage(600)
     try:
@@ -834,17 +853,31 @@ def check_pause(fleet: Fleet, names: List[str]) -> None:
     assert lease_holders(fleet)[-1] is None
 
 
+def cluster_notready_others(fleet: Fleet, name: str) -> List[str]:
+    """The cluster's NotReady Nodes besides ``name`` not cordoned by this collection (the real API server also has
+    the Nodes of other fleets of the session that are still up)."""
+    found = []
+    for node in fleet.api("GET", "/api/v1/nodes")["items"]:
+        conditions = (node.get("status") or {}).get("conditions") or []
+        ready = next((c["status"] for c in conditions if c["type"] == "Ready"), "absent")
+        marked = (node["metadata"].get("annotations") or {}).get(CORDONED_BY) == MARKER
+        if node["metadata"]["name"] != name and ready != "True" and not marked:
+            found.append(node["metadata"]["name"])
+    return sorted(found)
+
+
 def test_health_gate_counts_other_notready_nodes(controls: Fleet) -> None:
     fleet = controls
     name = sorted(fleet.nodes)[3]
-    others = [other for other in sorted(fleet.nodes) if other != name and fleet.ready(other) != "True"]
-    assert others, "the all-drift fleet has crash-looping (NotReady) nodes besides the target"
+    others = cluster_notready_others(fleet, name)
+    assert set(others) & set(fleet.nodes), "the all-drift fleet has crash-looping (NotReady) nodes besides the target"
+    cluster = len(fleet.api("GET", "/api/v1/nodes")["items"])
     run = fleet.playbook("remediate", "-l", name, "-e", "numa_drift_max_unhealthy=%d" % (len(others) - 1))
     assert run.rc == 0, run.tail()
     assert "%d Nodes are NotReady for reasons other than this rollout" % len(others) in run.output
     assert run.rows()[name]["action"] == "not_processed" and untouched(fleet, [name])
     # The same count as a percentage that allows them: the run goes on (a dry run is enough to see it).
-    allowed = "%d%%" % (100 * len(others) // len(fleet.nodes) + 1)
+    allowed = "%d%%" % (100 * len(others) // cluster + 1)
     again = fleet.playbook("remediate", "-l", name, "-e", "numa_drift_max_unhealthy=" + allowed, "-e", "remediate_dry_run=true")
     assert again.rc == 0 and again.rows()[name]["action"] == "dry_run", again.tail()
 

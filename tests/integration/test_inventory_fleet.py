@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import sys
+import urllib.request
 
 import pytest
 import yaml
@@ -34,9 +36,11 @@ def fleet(*args):
 
 
 @pytest.fixture
-def sandbox_fleet(tmp_path):
+def sandbox_fleet(tmp_path, control_plane, service_account):
+    """The mixed fleet on the session's real kube-apiserver (its own node names); the playbooks under the shipped ServiceAccount."""
     directory = str(tmp_path / "fleet")
-    started = fleet("up", "--dir", directory, "--scenario", "mixed")
+    started = fleet("up", "--dir", directory, "--scenario", "mixed", "--name-prefix", "inv", "--api-server", control_plane.server,
+                    "--token", control_plane.admin_token, "--api-ca", control_plane.ca_file, "--kubeconfig", service_account)
     assert started.returncode == 0, started.stdout + started.stderr
     try:
         yield directory
@@ -74,8 +78,12 @@ def connection_vars_beside(directory, fleet_inventory):
 
 
 def api_nodes(fleet_dir):
-    with open(os.path.join(fleet_dir, "api", "state.json"), encoding="utf-8") as handle:
-        return json.load(handle)["nodes"]
+    """Every Node of the cluster (the fleets of earlier tests are down: only this fleet's), as the admin reads them."""
+    with open(os.path.join(fleet_dir, "fleet.json"), encoding="utf-8") as handle:
+        info = json.load(handle)
+    request = urllib.request.Request(info["api"]["url"] + "/api/v1/nodes", headers={"Authorization": "Bearer " + info["token"]})
+    with urllib.request.urlopen(request, timeout=15, context=ssl.create_default_context(cafile=info["api"]["ca"])) as response:
+        return {node["metadata"]["name"]: node for node in json.load(response)["items"]}
 
 
 def test_remediate_with_the_notready_inventory_targets_exactly_the_notready_nodes(sandbox_fleet, tmp_path):
@@ -90,6 +98,8 @@ def test_remediate_with_the_notready_inventory_targets_exactly_the_notready_node
                                  for c in node["status"].get("conditions") or []))
     ready = sorted(set(nodes_before) - set(notready))
     assert notready and ready, "the mixed fleet has Ready and NotReady nodes"
+    with open(os.path.join(sandbox_fleet, "fleet.json"), encoding="utf-8") as handle:
+        assert sorted(nodes_before) == sorted(node["name"] for node in json.load(handle)["nodes"]), "other Nodes left in the cluster"
 
     environment = {key: value for key, value in os.environ.items()
                    if not key.startswith(("K8S_AUTH_", "ANSIBLE_")) and key != "KUBECONFIG"}

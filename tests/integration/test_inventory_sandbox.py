@@ -1,12 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The k8s_nodes inventory plugin through the real ansible-inventory, against the sandbox API server.
+"""The k8s_nodes inventory plugin through the real ansible-inventory, against an API server.
 
-Each test starts tests/sandbox/apiserver.py on 127.0.0.1 with a state file of Nodes in different
-states (Ready, NotReady with kubelet's memory manager error, Unknown, cordoned, labelled, without an
-InternalIP), writes a ``*.k8s_nodes.yml`` source in a temporary directory and runs
-``ansible-inventory --list`` with ANSIBLE_COLLECTIONS_PATH pointing at a temporary
+Each test has Nodes in different states (Ready, NotReady with kubelet's memory manager error, Unknown,
+cordoned, labelled, without an InternalIP): on the session's real kube-apiserver (``real_nodes``: created
+with the admin token, their status put through the status subresource, read under the shipped
+ServiceAccount) or, where a test inspects the requests or injects an outage, on tests/sandbox/apiserver.py
+started on 127.0.0.1 with a state file of them. It writes a ``*.k8s_nodes.yml`` source in a temporary
+directory and runs ``ansible-inventory --list`` with ANSIBLE_COLLECTIONS_PATH pointing at a temporary
 ``ansible_collections/nodeops/numa_drift`` link to this checkout.
 """
 
@@ -166,6 +168,22 @@ def sandbox(tmp_path):
     server.stop()
 
 
+@pytest.fixture
+def real_nodes(control_plane):
+    """NODES on the session's real kube-apiserver (registered, then their status put as kubelet would); deleted after."""
+    for wanted in NODES:
+        created = control_plane.call("POST", "/api/v1/nodes", {key: value for key, value in wanted.items() if key != "status"})
+        created["status"] = dict(created.get("status") or {}, **wanted["status"])
+        control_plane.call("PUT", "/api/v1/nodes/%s/status" % wanted["metadata"]["name"], created)
+    try:
+        # Only these Nodes: the inventory lists the whole cluster (the fleets of earlier tests deleted theirs).
+        assert sorted(n["metadata"]["name"] for n in control_plane.call("GET", "/api/v1/nodes")["items"]) == ALL_NODES
+        yield control_plane
+    finally:
+        for wanted in NODES:
+            control_plane.request("DELETE", "/api/v1/nodes/" + wanted["metadata"]["name"])
+
+
 def write_kubeconfig(directory, url, token=TOKEN):
     path = os.path.join(directory, "kubeconfig")
     with open(path, "w", encoding="utf-8") as handle:
@@ -212,9 +230,10 @@ def all_hosts(inventory):
     return sorted(inventory["_meta"]["hostvars"])
 
 
-def test_groups_and_host_variables_from_a_kubeconfig(collections_path, sandbox, tmp_path):
+def test_groups_and_host_variables_from_a_kubeconfig(collections_path, real_nodes, service_account, tmp_path):
+    # The shipped ServiceAccount's kubeconfig (https, the server's CA): RBAC is on, so an answer means its token was sent.
     source = write_source(str(tmp_path), {
-        "kubeconfig": write_kubeconfig(str(tmp_path), sandbox.url),
+        "kubeconfig": service_account,
         "label_groups": ["pool", "node-role.kubernetes.io/worker"],
         "groups": {"cordoned": "k8s_node_unschedulable"},
         "keyed_groups": [{"key": "k8s_node_labels.zone | default('none')", "prefix": "zone"}],
@@ -249,15 +268,11 @@ def test_groups_and_host_variables_from_a_kubeconfig(collections_path, sandbox, 
     assert "ansible_host" not in hostvars["sbx-node-04"]
     assert "sbx-node-04 has no InternalIP address" in result.stderr
 
-    # Every request carried the kubeconfig's token: the server requires it.
-    assert sandbox.node_list_requests()[-1]["code"] == 200
 
-
-def test_the_shipped_notready_example_targets_the_notready_nodes(collections_path, sandbox, tmp_path):
+def test_the_shipped_notready_example_targets_the_notready_nodes(collections_path, real_nodes, service_account, tmp_path):
     source = os.path.join(str(tmp_path), "notready.k8s_nodes.yml")
     shutil.copyfile(EXAMPLE, source)
-    kubeconfig = write_kubeconfig(str(tmp_path), sandbox.url)
-    result, inventory = run_inventory(collections_path, source, env={"K8S_AUTH_KUBECONFIG": kubeconfig})
+    result, inventory = run_inventory(collections_path, source, env={"K8S_AUTH_KUBECONFIG": service_account})
     assert result.returncode == 0, result.stderr
     assert all_hosts(inventory) == ["sbx-node-02", "sbx-node-03", "sbx-node-04"]
     assert hosts_of(inventory, "notready") == ["sbx-node-02", "sbx-node-03", "sbx-node-04"]
@@ -276,13 +291,24 @@ def test_host_and_token_from_k8s_auth_variables_with_selector_and_address_type(c
     assert "labelSelector=pool%3Dnuma-b" in sandbox.node_list_requests()[-1]["query"]
 
 
-def test_rejected_token_is_a_clear_error_naming_the_api(collections_path, sandbox, tmp_path):
-    source = write_source(str(tmp_path), {"host": sandbox.url, "api_key": "wrong-token"})
+def test_rejected_token_is_a_clear_error_naming_the_api(collections_path, real_nodes, tmp_path):
+    source = write_source(str(tmp_path), {"host": real_nodes.server, "api_key": "wrong-token", "ca_cert": real_nodes.ca_file})
     result, inventory = run_inventory(collections_path, source)
     assert result.returncode != 0
     assert inventory is None
     assert ("nodeops.numa_drift.k8s_nodes: the Kubernetes API at %s rejected the credentials (401 Unauthorized"
-            % sandbox.url) in result.stderr
+            % real_nodes.server) in result.stderr
+
+
+def test_a_token_without_the_shipped_role_is_a_clear_error(collections_path, real_nodes, tmp_path):
+    """A real API server's RBAC: a valid token whose ServiceAccount has no role to list Nodes (403)."""
+    real_nodes.apply({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "no-role", "namespace": "default"}})
+    token = real_nodes.service_account_token("default", "no-role", seconds=600)
+    source = write_source(str(tmp_path), {"host": real_nodes.server, "api_key": token, "ca_cert": real_nodes.ca_file})
+    result, inventory = run_inventory(collections_path, source)
+    assert result.returncode != 0 and inventory is None
+    assert "nodeops.numa_drift.k8s_nodes: the Kubernetes API at %s" % real_nodes.server in result.stderr, result.stderr
+    assert "refused to list nodes (403 Forbidden" in result.stderr and "system:serviceaccount:default:no-role" in result.stderr, result.stderr
 
 
 def test_unreachable_api_is_a_clear_error_naming_the_api(collections_path, sandbox, tmp_path):

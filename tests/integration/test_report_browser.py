@@ -29,7 +29,7 @@ from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox
     Fleet,
     Run,
     collections_path,
-    make_fleet,
+    make_real_fleet,
 )
 
 CHROMIUM = browser.find_chromium()
@@ -122,8 +122,11 @@ def rows_by_node(page: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:  # noqa: F811  # pylint: disable=redefined-outer-name
-    yield from make_fleet(tmp_path_factory, collections_path, "mixed")
+def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+          collections_path: str) -> Iterator[Fleet]:  # noqa: F811  # pylint: disable=redefined-outer-name
+    """The mixed fleet on the session's real kube-apiserver, named sbx-node-NN as on the stand-in (no other module uses that
+    prefix there); the playbooks under the shipped ServiceAccount."""
+    yield from make_real_fleet(request, tmp_path_factory, collections_path, "mixed", prefix="sbx")
 
 
 @pytest.fixture(scope="module")

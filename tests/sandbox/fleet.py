@@ -7,7 +7,8 @@ Usage::
 
     python tests/sandbox/fleet.py up --dir DIR [--scenario mixed|distros|mixed-distros|all-drift|single|in-sync] [--nodes N]
         [--token T] [--heartbeat 3] [--node-monitor-grace-period 40] [--max-lifetime 7200]
-        [--python PATH] [--settle-seconds 5] [--replace]
+        [--python PATH] [--settle-seconds 5] [--replace] [--name-prefix sbx]
+        [--api-server URL --api-ca CA_FILE --token ADMIN_TOKEN --kubeconfig PLAYBOOKS_KUBECONFIG]
     python tests/sandbox/fleet.py status --dir DIR [--json]
     python tests/sandbox/fleet.py down --dir DIR [--purge]
 
@@ -31,7 +32,12 @@ Usage::
 
 Every process started here stops on ``down``, when DIR is removed (its ``.sandbox-fleet`` marker and
 ``nodes/<name>/service.json`` are watched: files no process rewrites), or after ``--max-lifetime``.
-Everything listens on 127.0.0.1 only. Node names are ``sbx-node-01``, ``sbx-node-02``, ...
+Everything listens on 127.0.0.1 only. Node names are ``sbx-node-01``, ``sbx-node-02``, ... (``--name-prefix``).
+
+With ``--api-server`` no stand-in starts: the Nodes and pods are created on that (real) API server with
+the admin ``--token``, the kubelet stand-ins register and post their status there (the status
+subresource, as kubelet does), the playbooks use ``--kubeconfig``, and ``down`` deletes the fleet's
+Nodes and pods again (the integration tests: tests/integration/realapi.py).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ import os
 import shlex
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -216,6 +223,11 @@ def node_name(index: int) -> str:
     return "sbx-node-%02d" % index
 
 
+def with_prefix(plans: List[Tuple[str, NodePlan]], prefix: str) -> List[Tuple[str, NodePlan]]:
+    """The scenario's nodes named ``<prefix>-node-NN`` (``--name-prefix``: fleets that share one real API server)."""
+    return [(prefix + name[len("sbx"):], plan) for name, plan in plans]
+
+
 def mixed(count: int) -> List[Tuple[str, NodePlan]]:
     builders: List[Callable[[str], NodePlan]] = [
         drift_legacy, drift_v3, drift_four_numa, in_sync, no_checkpoint, capacity_loss, hugepages_changed,
@@ -303,7 +315,8 @@ def api_objects(name: str, index: int, plan: NodePlan) -> Tuple[Dict[str, Any], 
         kubelet_version=kubelet_standin.KUBELET_VERSIONS[plan.era],
     )
     pods = [
-        apiserver.pod_object(WORKLOAD_NAMESPACE, "numa-app-%02d-%d" % (index, number), name, uid=uid, owner_name="numa-app-%02d" % index,
+        # Named after the node: fleets that share one real API server (--name-prefix) have distinct pods.
+        apiserver.pod_object(WORKLOAD_NAMESPACE, "numa-app-%s-%d" % (name, number), name, uid=uid, owner_name="numa-app-%02d" % index,
                              labels={"app": "numa-app"}, memory=memory_quantity(containers["app"]))
         for number, (uid, containers) in enumerate(sorted(plan.pods.items()))
     ]
@@ -394,13 +407,39 @@ def api_get(url: str, token: str, path: str) -> Any:
     return api_call(url, token, "GET", path)
 
 
-def api_call(url: str, token: str, method: str, path: str, body: Any = None) -> Any:
-    """One API request; with a real API server (https) the CA is ``SSL_CERT_FILE`` (``--api-ca``)."""
+def api_call(url: str, token: str, method: str, path: str, body: Any = None, ca: Optional[str] = None) -> Any:
+    """One API request; with a real API server (https) the CA is ``ca`` or else ``SSL_CERT_FILE`` (``--api-ca``)."""
     data = None if body is None else json.dumps(body).encode("utf-8")
     request = urllib.request.Request(url + path, data=data, method=method, headers={
         "Authorization": "Bearer " + token, "Accept": "application/json", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
+    context = ssl.create_default_context(cafile=ca) if ca and url.startswith("https:") else None
+    with urllib.request.urlopen(request, timeout=10, context=context) as response:
         return json.loads(response.read().decode("utf-8"))
+
+
+def unregister_real_api(fleet: Dict[str, Any]) -> List[str]:
+    """Delete the fleet's Nodes and their pods from a real API server (``down``): fleets that share it
+    one after another see only their own Nodes. Returns what could not be deleted."""
+    url, token, ca = fleet["api"]["url"], fleet.get("token", DEFAULT_TOKEN), fleet["api"].get("ca")
+    names = {node["name"] for node in fleet["nodes"]}
+    failed = []
+    try:
+        pods = api_call(url, token, "GET", "/api/v1/pods", ca=ca)["items"]
+    except (OSError, ValueError, KeyError) as error:
+        return ["pods: %s" % error]
+    # No kubelet confirms that a pod bound to a Node stopped: delete at once (as `kubectl delete --force`).
+    targets = ["/api/v1/namespaces/%s/pods/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"])
+               for pod in pods if (pod.get("spec") or {}).get("nodeName") in names]
+    targets += ["/api/v1/nodes/%s" % name for name in sorted(names)]
+    for path in targets:
+        try:
+            api_call(url, token, "DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}, ca=ca)
+        except urllib.error.HTTPError as error:
+            if error.code != 404:
+                failed.append("%s: HTTP %d" % (path, error.code))
+        except OSError as error:
+            failed.append("%s: %s" % (path, error))
+    return failed
 
 
 def seed_real_api(url: str, token: str, plans: List[Tuple[str, NodePlan]]) -> List[Tuple[str, NodePlan]]:
@@ -418,17 +457,26 @@ def seed_real_api(url: str, token: str, plans: List[Tuple[str, NodePlan]]) -> Li
             except urllib.error.HTTPError as error:
                 if error.code != 409:
                     raise
-    seeded = []
-    for index, (name, plan) in enumerate(plans, start=1):
-        node, pods = api_objects(name, index, plan)
-        api_call(url, token, "POST", "/api/v1/nodes", node)
-        uids = {}
-        for pod in pods:
-            old = pod["metadata"].pop("uid")
-            pod.pop("status", None)
-            created = api_call(url, token, "POST", "/api/v1/namespaces/%s/pods" % pod["metadata"]["namespace"], pod)
-            uids[old] = created["metadata"]["uid"]
-        seeded.append((name, dataclasses.replace(plan, pods={uids.get(uid, uid): pods_ for uid, pods_ in plan.pods.items()})))
+    seeded: List[Tuple[str, NodePlan]] = []
+    registered: List[str] = []
+    try:
+        for index, (name, plan) in enumerate(plans, start=1):
+            node, pods = api_objects(name, index, plan)
+            api_call(url, token, "POST", "/api/v1/nodes", node)
+            registered.append(name)
+            uids = {}
+            for pod in pods:
+                old = pod["metadata"].pop("uid")
+                pod.pop("status", None)
+                created = api_call(url, token, "POST", "/api/v1/namespaces/%s/pods" % pod["metadata"]["namespace"], pod)
+                uids[old] = created["metadata"]["uid"]
+            seeded.append((name, dataclasses.replace(plan, pods={uids.get(uid, uid): pods_ for uid, pods_ in plan.pods.items()})))
+    except urllib.error.HTTPError as error:
+        # Leave nothing half registered: the Nodes registered here and their pods go (a Node of the same name that
+        # was there before, a 409, is not ours and stays).
+        unregister_real_api({"api": {"url": url, "ca": None}, "token": token, "nodes": [{"name": name} for name in registered]})
+        raise RuntimeError("the API server at %s answered HTTP %d to a write of %s: %s (another fleet with the same "
+                           "--name-prefix?)" % (url, error.code, error.geturl(), error.read().decode("utf-8", "replace")[:300])) from error
     return seeded
 
 
@@ -437,7 +485,9 @@ def ready_of(node: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def kubelet_has_posted(node: Dict[str, Any]) -> bool:
-    return ready_of(node).get("reason") != "NodeStatusNeverUpdated"
+    # The stand-in registers every Node with NodeStatusNeverUpdated; a real API server's has no condition until kubelet posts.
+    ready = ready_of(node)
+    return bool(ready) and ready.get("reason") != "NodeStatusNeverUpdated"
 
 
 def wait_for_first_posts(url: str, token: str, names: List[str], timeout: float) -> bool:
@@ -611,7 +661,7 @@ def up(options: argparse.Namespace) -> List[str]:
             raise FleetExists("%s already holds a fleet; run `down --purge` first or pass --replace" % directory)
         down_fleet(directory, purge=True)
     build, default_count, _about = SCENARIOS[options.scenario]
-    plans = build(options.nodes or default_count)
+    plans = with_prefix(build(options.nodes or default_count), options.name_prefix)
     python = python_for_inventory(options.python)
     os.makedirs(os.path.join(directory, "api"), exist_ok=True)
     with open(os.path.join(directory, FLEET_MARKER), "w", encoding="utf-8") as marker:
@@ -716,6 +766,9 @@ def down_fleet(directory: str, purge: bool) -> List[int]:
         nodectl.request_stop(node_dir)
     for node_dir in node_dirs:
         nodectl.stop(node_dir)
+    if fleet["api"].get("real") and fleet["nodes"]:
+        for failure in unregister_real_api(fleet):
+            sys.stderr.write("fleet: warning: could not delete from the API server: %s\n" % failure)
     api_pid = fleet["api"].get("pid")
     if api_pid and api_pid in processes_referencing(directory):
         stop_process(api_pid, 5.0)
@@ -777,6 +830,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                             "(an admin token; the kubelet stand-ins post status with it too); with --kubeconfig")
     start.add_argument("--kubeconfig", default=None, help="with --api-server: the kubeconfig the playbooks use (copied into DIR)")
     start.add_argument("--api-ca", default=None, help="with --api-server: its CA file (SSL_CERT_FILE of every fleet process)")
+    start.add_argument("--name-prefix", default="sbx",
+                       help="nodes are named PREFIX-node-01, ...; distinct prefixes let fleets share one --api-server "
+                            "(down deletes the fleet's Nodes and pods there)")
     show = commands.add_parser("status", help="API readiness and kubelet services")
     show.add_argument("--dir", required=True)
     show.add_argument("--json", action="store_true")
