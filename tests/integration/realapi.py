@@ -15,34 +15,25 @@ that write them restore them.
 from __future__ import annotations
 
 import itertools
-import os
 import shutil
 import time
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import pytest
-import yaml
 
+from ansible_collections.nodeops.numa_drift.tests.integration import controlplane
 from ansible_collections.nodeops.numa_drift.tests.integration import test_fleet_sandbox as sandbox
 from ansible_collections.nodeops.numa_drift.tests.integration.controlplane import ControlPlane
 
-RBAC_FILE = os.path.join(sandbox.CHECKOUT, "extensions", "rbac", "nodeops-numa-drift.yml")
-SERVICE_ACCOUNT = ("kube-system", "nodeops-numa-drift")
 LOCK_LEASE = "nodeops-numa-drift"
 _PREFIXES = itertools.count(1)
 
-
-def rbac_documents() -> List[Dict[str, Any]]:
-    """The shipped ServiceAccount, roles and bindings (a v1 List)."""
-    with open(RBAC_FILE, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)["items"]
-
-
-def apply_shipped_rbac(plane: ControlPlane) -> str:
-    """The shipped manifests applied (again: a test may have changed a role); a token of their ServiceAccount."""
-    for document in rbac_documents():
-        plane.apply(document)
-    return plane.service_account_token(*SERVICE_ACCOUNT)
+# The shipped RBAC objects and their ServiceAccount (one reading, in controlplane.py: the QEMU scenarios use it too).
+RBAC_FILE = controlplane.RBAC_FILE
+SERVICE_ACCOUNT = controlplane.SERVICE_ACCOUNT
+rbac_documents = controlplane.rbac_documents
+# The shipped manifests applied (again: a test may have changed a role); a token of their ServiceAccount.
+apply_shipped_rbac = controlplane.shipped_service_account_token
 
 
 def service_account_kubeconfig(plane: ControlPlane, token: str) -> str:
