@@ -33,7 +33,7 @@ import os
 import time
 from typing import Callable, List, Optional, Tuple, TypeVar
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import MAX_CHECKPOINT_BYTES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import MAX_CHECKPOINT_BYTES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import (
     NOTHING_TO_DO,
     Assessment,

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import settings as kubelet
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import node
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import GoJsonError, TypedDecoder, parse_document
@@ -90,7 +90,7 @@ def test_go_json_reader(text):
 @FAST
 @given(TEXTS)
 def test_checkpoint_inspection_never_raises(text):
-    report = checkpoint.inspect_checkpoint(text.encode("utf-8", "surrogatepass"))
+    report = inspect_checkpoint(text.encode("utf-8", "surrogatepass"))
     assert report.layout
 
 
@@ -98,7 +98,7 @@ def test_checkpoint_inspection_never_raises(text):
 @given(TEXTS, st.sampled_from(['{"policyName":"Static","machineState":{%s:{}},"entries":{},"checksum":1}', '{"x":%s}', "%s"]))
 def test_checkpoint_inspection_with_hostile_parts(text, frame):
     quoted = '"%s"' % text.replace("\\", "").replace('"', "")
-    report = checkpoint.inspect_checkpoint((frame % quoted).encode("utf-8", "surrogatepass"))
+    report = inspect_checkpoint((frame % quoted).encode("utf-8", "surrogatepass"))
     assert report.layout
 
 
