@@ -428,10 +428,10 @@ def checkpoint_fields(policy: str, state: Mapping[str, Any]) -> CheckpointFields
     """A table's state (the checkpoint's JSON shape) as the fields our writer marshals."""
     def memory_table(values: Mapping[str, int]) -> MemoryTable:
         return MemoryTable(total=values["total"], system_reserved=values["systemReserved"], allocatable=values["allocatable"],
-                                      reserved=values["reserved"], free=values["free"])
+                           reserved=values["reserved"], free=values["free"])
 
     machine = {int(n): NodeState(number_of_assignments=node["numberOfAssignments"], cells=list(node["cells"]),
-                                            memory_map={name: memory_table(values) for name, values in node["memoryMap"].items()})
+                                 memory_map={name: memory_table(values) for name, values in node["memoryMap"].items()})
                for n, node in state["machineState"].items()}
     entries = {pod: {name: [Block(numa_affinity=list(b["numaAffinity"]), type=b["type"], size=b["size"]) for b in blocks]
                      for name, blocks in containers.items()}
