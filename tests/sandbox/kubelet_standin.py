@@ -153,7 +153,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine
     default_machine_state,
     replay_blocks,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import NodeFacts, read_node_facts  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import read_node_facts  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, parse_quantity  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import replace  # noqa: E402
 

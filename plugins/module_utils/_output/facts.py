@@ -18,7 +18,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift i
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY, count_blocks
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import NodeFacts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes

@@ -40,11 +40,9 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine
     expected_machine_state,
     group_problems,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import (
-    NodeFacts,
-    auto_bound_bytes,
-    read_node_facts,
-)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem import auto_bound_bytes
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes, parse_quantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 
