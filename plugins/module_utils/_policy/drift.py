@@ -45,12 +45,9 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes, parse_quantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, TOLERATED, VERDICTS, remediate_advice
 
 __all__ = [
-    "VERDICTS",
-    "REPAIRABLE",
-    "NOTHING_TO_DO",
-    "remediate_advice",
     "Cause",
     "NodeDrift",
     "RepairPlan",
@@ -61,43 +58,8 @@ __all__ = [
     "verify_written",
 ]
 
-VERDICTS = (
-    "kubelet_config_unknown",
-    "kubelet_config_rejected",
-    "no_checkpoint",
-    "corrupt",
-    "unsupported_layout",
-    "policy_mismatch",
-    "topology_changed",
-    "reserved_changed",
-    "hugepages_changed",
-    "in_sync",
-    "bound_unknown",
-    "drift_exceeds_bound",
-    "assignments_do_not_fit",
-    "drift_within_bound",
-    "kubelet_tolerates",
-)
-REPAIRABLE = "drift_within_bound"
-TOLERATED = "kubelet_tolerates"
-NOTHING_TO_DO = ("in_sync", "no_checkpoint", TOLERATED)
-KERNEL_MARGIN_BYTES = 64 * 1024 * 1024  # KEP-6232: bound = kernel image span + 64 MiB (memory_drift.go)
 VALIDATED_POLICIES = ("Static", "BestEffort")  # BestEffort wraps Static's validation (memorymanager ``NewManager``)
 EXPECTED_STATE_DIFFERS = "[memorymanager] the expected machine state is different from the real one"
-
-REMEDIATE_PLAYBOOK = "nodeops.numa_drift.remediate"
-
-
-def remediate_advice(hosts: str = "NODE") -> str:
-    """What to do about a repairable node: the remediate playbook, limited to it (``hosts``: inventory names).
-
-    The playbook is the safe path (cordon, stop kubelet, repair, start, wait for Ready, uncordon); the
-    kubelet_mm_checkpoint module alone does none of that around the write.
-    """
-    return ("repair it with the remediate playbook, which cordons the Node, stops kubelet, repairs the checkpoint, starts"
-            " kubelet, waits for Ready and uncordons: ansible-playbook -i INVENTORY %s --limit %s (the"
-            " kubelet_mm_checkpoint module is for those who stop and start kubelet themselves)" % (REMEDIATE_PLAYBOOK, hosts))
-
 
 _ADVICE = {
     "kubelet_config_unknown": "nothing was touched: fix or name kubelet's configuration (options kubelet_config, "
