@@ -23,7 +23,8 @@ sys.path.insert(0, CHECKOUT)
 # conftest puts the collection on sys.path.
 import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_v3  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift  # noqa: E402
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils import scenario  # noqa: E402
 
@@ -53,12 +54,12 @@ def main() -> None:
     results = {}
     for pods, numa_nodes in ((0, 2), (110, 2), (1000, 8), (10000, 8)):
         raw = _checkpoint_with(pods, numa_nodes)
-        report = checkpoint.inspect_checkpoint(raw)
+        report = inspect_checkpoint(raw)
         repeat = 20 if pods <= 1000 else 3
         results["inspect %d pods, %d nodes (%d bytes)" % (pods, numa_nodes, len(raw))] = _timed(
-            lambda: checkpoint.inspect_checkpoint(raw), repeat)
+            lambda: inspect_checkpoint(raw), repeat)
         results["marshal_v3 %d pods, %d nodes" % (pods, numa_nodes)] = _timed(
-            lambda: checkpoint.marshal_v3(report.content), repeat)
+            lambda: marshal_v3(report.content), repeat)
     with tempfile.TemporaryDirectory() as root:
         before = scenario.two_node_boot()
         scenario.write_kubelet_node(root, before, before.moved(node0=-45260, node1=45260), pods=scenario.guaranteed_pods(110, (0,)))

@@ -16,7 +16,7 @@ from typing import Any, Dict, Optional
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import REPAIRABLE, remediate_advice
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, remediate_advice
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC
 
 MODULE = "nodeops.numa_drift.numa_drift_facts"

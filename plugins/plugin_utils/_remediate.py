@@ -16,7 +16,7 @@ import time
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import history as _history
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import NOTHING_TO_DO
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO
 
 MARKER = "nodeops.numa_drift"
 SYSTEMD_STATUS_PROPERTIES = ("ActiveState", "SubState", "NRestarts", "MainPID", "ActiveEnterTimestampMonotonic")

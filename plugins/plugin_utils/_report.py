@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import jinja2
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import NOTHING_TO_DO, REPAIRABLE, remediate_advice
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO, REPAIRABLE, remediate_advice
 
 MEMORY = "memory"
 FAILED_ACTIONS = ("failed", "rolled_back", "unreachable")

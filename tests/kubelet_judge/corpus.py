@@ -13,7 +13,8 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_legacy
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
     PR_140473_IOMEM,
     build_node_tree,
@@ -95,8 +96,8 @@ def _zero_checksum(root: str) -> str:
 
 
 def _empty_state_with_entries(root: str) -> str:
-    fields = checkpoint.CheckpointFields(policy_name="Static", machine_state={}, entries={"p": {"c": [checkpoint.Block([0], "memory", 1)]}})
-    return write_kubelet_node(root, two_node_boot(), checkpoint_bytes=checkpoint.marshal_legacy(fields))
+    fields = CheckpointFields(policy_name="Static", machine_state={}, entries={"p": {"c": [Block([0], "memory", 1)]}})
+    return write_kubelet_node(root, two_node_boot(), checkpoint_bytes=marshal_legacy(fields))
 
 
 def _block_on_missing_resource(root: str) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import discover_kubelet
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import NOTHING_TO_DO
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO
 
 REPAIRABLE = "drift_within_bound"
 PATH_FLAGS = ("config", "config-dir", "root-dir")

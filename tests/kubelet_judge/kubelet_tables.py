@@ -65,7 +65,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_legacy, marshal_v3
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, MemoryTable, NodeState
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import OMIT, build_node_tree
 
 MB = 1024 * 1024  # the Go tests' "mb" and "gb" are binary units
@@ -423,26 +424,26 @@ def _reserved_from_content(content: str) -> Tuple[Sequence[Tuple[int, Mapping[st
     return reserved, {"memory": sum(limits["memory"] for _n, limits in reserved)}
 
 
-def checkpoint_fields(policy: str, state: Mapping[str, Any]) -> checkpoint.CheckpointFields:
+def checkpoint_fields(policy: str, state: Mapping[str, Any]) -> CheckpointFields:
     """A table's state (the checkpoint's JSON shape) as the fields our writer marshals."""
-    def memory_table(values: Mapping[str, int]) -> checkpoint.MemoryTable:
-        return checkpoint.MemoryTable(total=values["total"], system_reserved=values["systemReserved"], allocatable=values["allocatable"],
-                                      reserved=values["reserved"], free=values["free"])
+    def memory_table(values: Mapping[str, int]) -> MemoryTable:
+        return MemoryTable(total=values["total"], system_reserved=values["systemReserved"], allocatable=values["allocatable"],
+                           reserved=values["reserved"], free=values["free"])
 
-    machine = {int(n): checkpoint.NodeState(number_of_assignments=node["numberOfAssignments"], cells=list(node["cells"]),
-                                            memory_map={name: memory_table(values) for name, values in node["memoryMap"].items()})
+    machine = {int(n): NodeState(number_of_assignments=node["numberOfAssignments"], cells=list(node["cells"]),
+                                 memory_map={name: memory_table(values) for name, values in node["memoryMap"].items()})
                for n, node in state["machineState"].items()}
-    entries = {pod: {name: [checkpoint.Block(numa_affinity=list(b["numaAffinity"]), type=b["type"], size=b["size"]) for b in blocks]
+    entries = {pod: {name: [Block(numa_affinity=list(b["numaAffinity"]), type=b["type"], size=b["size"]) for b in blocks]
                      for name, blocks in containers.items()}
                for pod, containers in state["entries"].items()}
-    return checkpoint.CheckpointFields(policy_name=policy, machine_state=machine, entries=entries)
+    return CheckpointFields(policy_name=policy, machine_state=machine, entries=entries)
 
 
 def checkpoint_bytes(case: TableCase, layout: str) -> Optional[bytes]:
     """The file at the node's checkpoint path (``None``: no file)."""
     if case.state is not None:
         fields = checkpoint_fields(case.policy, case.state)
-        return checkpoint.marshal_legacy(fields) if layout == "legacy" else checkpoint.marshal_v3(fields)
+        return marshal_legacy(fields) if layout == "legacy" else marshal_v3(fields)
     if case.content:
         return case.content.encode()
     return None

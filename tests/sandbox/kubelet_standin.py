@@ -125,7 +125,19 @@ def ensure_collection_importable() -> None:
 
 ensure_collection_importable()
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.decode import decode_fields  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.eras import read_as_era  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_legacy, marshal_v3  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import (  # noqa: E402
+    Block,
+    CHECKPOINT_FILE_NAME,
+    CheckpointFields,
+    DATA_KEYS,
+    LEGACY_KEYS,
+    NodeMap,
+    V2_KEYS,
+    V3_KEYS,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import GoJsonError, parse_document  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import KubeletLaunch  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings  # noqa: E402
@@ -141,7 +153,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine
     default_machine_state,
     replay_blocks,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import NodeFacts, read_node_facts  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import read_node_facts  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, parse_quantity  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import replace  # noqa: E402
 
@@ -196,7 +209,7 @@ def load_node(root: str, kubelet_root_dir: Optional[str], config: Optional[str],
     else:
         settings = load_kubelet_settings(root=root, kubelet_root_dir=kubelet_root_dir, config_path=config)
     facts = read_node_facts(root)
-    path = os.path.join(root, settings.root_dir.lstrip("/"), checkpoint.CHECKPOINT_FILE_NAME)
+    path = os.path.join(root, settings.root_dir.lstrip("/"), CHECKPOINT_FILE_NAME)
     return Node(root, settings, facts, machine_of(facts), path)
 
 
@@ -213,23 +226,23 @@ def construction_errors(node: Node) -> List[str]:
 # --------------------------------------------------------------------------- restore (spec 3.5)
 
 
-def restored_fields(tree: Any, via: Optional[str]) -> checkpoint.CheckpointFields:
+def restored_fields(tree: Any, via: Optional[str]) -> CheckpointFields:
     """What the era's reader loaded: the V3 data section, the V2 struct, or the legacy struct."""
     if via == "v3":
-        data, _error = checkpoint.decode_fields(tree, checkpoint.V3_KEYS)
-        return checkpoint.decode_fields(parse_document(data.data.encode("utf-8")), checkpoint.DATA_KEYS)[0]
+        data, _error = decode_fields(tree, V3_KEYS)
+        return decode_fields(parse_document(data.data.encode("utf-8")), DATA_KEYS)[0]
     if via == "v2":
-        return checkpoint.decode_fields(tree, checkpoint.V2_KEYS)[0]
-    return checkpoint.decode_fields(tree, checkpoint.LEGACY_KEYS)[0]
+        return decode_fields(tree, V2_KEYS)[0]
+    return decode_fields(tree, LEGACY_KEYS)[0]
 
 
-def read_checkpoint_as_era(raw: bytes, era: str) -> Tuple[Optional[checkpoint.CheckpointFields], Optional[str]]:
+def read_checkpoint_as_era(raw: bytes, era: str) -> Tuple[Optional[CheckpointFields], Optional[str]]:
     """(content, None) when the era's reader loads ``raw``; (None, kubelet's error) otherwise."""
     try:
         tree = parse_document(raw)
     except GoJsonError as error:
         return None, str(error)
-    result = checkpoint.read_as_era(tree, era)
+    result = read_as_era(tree, era)
     if not result.accepted:
         return None, result.error
     return restored_fields(tree, result.via), None
@@ -248,7 +261,7 @@ def policy_error(configured: str, recorded: str) -> Optional[str]:
 # --------------------------------------------------------------------------- validateState (spec 5.2, 5.3)
 
 
-def validate_state(content: checkpoint.CheckpointFields, node: Node, per_node: bool) -> Tuple[Optional[str], bool]:
+def validate_state(content: CheckpointFields, node: Node, per_node: bool) -> Tuple[Optional[str], bool]:
     """(error, write_default): kubelet's ``validateState`` for the Static policy."""
     stored = content.machine_state or {}
     if not stored:
@@ -267,8 +280,8 @@ def validate_state(content: checkpoint.CheckpointFields, node: Node, per_node: b
 # --------------------------------------------------------------------------- writing like kubelet (spec 1)
 
 
-def marshal_for_era(fields: checkpoint.CheckpointFields, era: str) -> bytes:
-    return checkpoint.marshal_v3(fields) if era == "1.37" else checkpoint.marshal_legacy(fields)
+def marshal_for_era(fields: CheckpointFields, era: str) -> bytes:
+    return marshal_v3(fields) if era == "1.37" else marshal_legacy(fields)
 
 
 def write_like_kubelet(path: str, content: bytes) -> None:
@@ -290,8 +303,8 @@ def write_like_kubelet(path: str, content: bytes) -> None:
     os.rename(temporary, path)
 
 
-def default_checkpoint(node: Node) -> checkpoint.CheckpointFields:
-    return checkpoint.CheckpointFields(
+def default_checkpoint(node: Node) -> CheckpointFields:
+    return CheckpointFields(
         policy_name=node.settings.policy, machine_state=default_machine_state(node.machine, node.settings.reserved_memory), entries={}
     )
 
@@ -303,7 +316,7 @@ def default_checkpoint(node: Node) -> checkpoint.CheckpointFields:
 class StartResult:
     error: Optional[str]  # kubelet's fatal error line, None when the memory manager started
     fresh: bool = False  # the default machine state replaces a missing or empty checkpoint
-    content: Optional[checkpoint.CheckpointFields] = None
+    content: Optional[CheckpointFields] = None
 
 
 def start_memory_manager(node: Node, era: str, per_node: bool, write: bool) -> StartResult:
@@ -583,7 +596,7 @@ def node_groups(node_ids: Sequence[int]) -> Iterator[Tuple[int, ...]]:
         yield from itertools.combinations(sorted(node_ids), size)
 
 
-def group_usable(state: checkpoint.NodeMap, group: Tuple[int, ...]) -> bool:
+def group_usable(state: NodeMap, group: Tuple[int, ...]) -> bool:
     """Kubelet's rules: no single/cross NUMA mixing, one group per node (calculateHints)."""
     for node_id in group:
         cells = (state[node_id].cells or []) if state.get(node_id) else []
@@ -595,7 +608,7 @@ def group_usable(state: checkpoint.NodeMap, group: Tuple[int, ...]) -> bool:
     return True
 
 
-def group_sum(state: checkpoint.NodeMap, group: Tuple[int, ...], resource: str, attribute: str) -> int:
+def group_sum(state: NodeMap, group: Tuple[int, ...], resource: str, attribute: str) -> int:
     total = 0
     for node_id in group:
         table = (state[node_id].memory_map or {}).get(resource)
@@ -603,7 +616,7 @@ def group_sum(state: checkpoint.NodeMap, group: Tuple[int, ...], resource: str, 
     return total
 
 
-def best_group(state: checkpoint.NodeMap, requests: Dict[str, int]) -> Optional[Tuple[int, ...]]:
+def best_group(state: NodeMap, requests: Dict[str, int]) -> Optional[Tuple[int, ...]]:
     """The default hint of the static policy: the narrowest preferred group that fits."""
     fitting = []
     for group in node_groups(sorted(state)):
@@ -616,10 +629,10 @@ def best_group(state: checkpoint.NodeMap, requests: Dict[str, int]) -> Optional[
     return min(fitting, key=lambda group: (len(group), group)) if fitting else None
 
 
-def add_blocks(content: checkpoint.CheckpointFields, pod: str, container: str, group: Tuple[int, ...],
-               requests: Dict[str, int]) -> checkpoint.CheckpointFields:
+def add_blocks(content: CheckpointFields, pod: str, container: str, group: Tuple[int, ...],
+               requests: Dict[str, int]) -> CheckpointFields:
     """Kubelet's Allocate: one block per resource with the group as affinity, machine state updated."""
-    blocks = [checkpoint.Block(list(group), resource, size) for resource, size in sorted(requests.items())]
+    blocks = [Block(list(group), resource, size) for resource, size in sorted(requests.items())]
     entries = dict(content.entries or {})
     containers = dict(entries.get(pod) or {})
     containers[container] = blocks

@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import ERAS, Block, CheckpointFields, CheckpointReport
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import CheckpointReport
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, ERAS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, NodeDrift, ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY, count_blocks
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import NodeFacts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes

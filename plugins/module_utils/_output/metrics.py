@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import VERDICTS, Assessment
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import VERDICTS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write
 
 __all__ = ["METRICS_FILE", "REPAIR_AUTHORS", "render_metrics", "metrics_path", "write_metrics"]

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import CheckpointReport, inspect_checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_for_layout
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import (
+    CHECKPOINT_FILE_NAME,
+    CheckpointFields,
+    ERAS,
+    MAX_CHECKPOINT_BYTES,
+    NodeMap,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks import (
     CONFIG_FIELD_NAMES,
@@ -32,19 +40,14 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine
     expected_machine_state,
     group_problems,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import (
-    NodeFacts,
-    auto_bound_bytes,
-    read_node_facts,
-)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem import auto_bound_bytes
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes, parse_quantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, TOLERATED, VERDICTS, remediate_advice
 
 __all__ = [
-    "VERDICTS",
-    "REPAIRABLE",
-    "NOTHING_TO_DO",
-    "remediate_advice",
     "Cause",
     "NodeDrift",
     "RepairPlan",
@@ -55,43 +58,8 @@ __all__ = [
     "verify_written",
 ]
 
-VERDICTS = (
-    "kubelet_config_unknown",
-    "kubelet_config_rejected",
-    "no_checkpoint",
-    "corrupt",
-    "unsupported_layout",
-    "policy_mismatch",
-    "topology_changed",
-    "reserved_changed",
-    "hugepages_changed",
-    "in_sync",
-    "bound_unknown",
-    "drift_exceeds_bound",
-    "assignments_do_not_fit",
-    "drift_within_bound",
-    "kubelet_tolerates",
-)
-REPAIRABLE = "drift_within_bound"
-TOLERATED = "kubelet_tolerates"
-NOTHING_TO_DO = ("in_sync", "no_checkpoint", TOLERATED)
-KERNEL_MARGIN_BYTES = 64 * 1024 * 1024  # KEP-6232: bound = kernel image span + 64 MiB (memory_drift.go)
 VALIDATED_POLICIES = ("Static", "BestEffort")  # BestEffort wraps Static's validation (memorymanager ``NewManager``)
 EXPECTED_STATE_DIFFERS = "[memorymanager] the expected machine state is different from the real one"
-
-REMEDIATE_PLAYBOOK = "nodeops.numa_drift.remediate"
-
-
-def remediate_advice(hosts: str = "NODE") -> str:
-    """What to do about a repairable node: the remediate playbook, limited to it (``hosts``: inventory names).
-
-    The playbook is the safe path (cordon, stop kubelet, repair, start, wait for Ready, uncordon); the
-    kubelet_mm_checkpoint module alone does none of that around the write.
-    """
-    return ("repair it with the remediate playbook, which cordons the Node, stops kubelet, repairs the checkpoint, starts"
-            " kubelet, waits for Ready and uncordons: ansible-playbook -i INVENTORY %s --limit %s (the"
-            " kubelet_mm_checkpoint module is for those who stop and start kubelet themselves)" % (REMEDIATE_PLAYBOOK, hosts))
-
 
 _ADVICE = {
     "kubelet_config_unknown": "nothing was touched: fix or name kubelet's configuration (options kubelet_config, "
@@ -136,7 +104,7 @@ class NodeDrift(Record, frozen=True):
 
 class RepairPlan(Record, frozen=True):
     layout: str
-    fields: checkpoint.CheckpointFields
+    fields: CheckpointFields
     content: bytes
 
 
@@ -146,7 +114,7 @@ class Assessment(Record, frozen=True):
     bound_bytes: Optional[int]
     bound_source: str
     nodes: Tuple[NodeDrift, ...]
-    report: Optional[checkpoint.CheckpointReport]
+    report: Optional[CheckpointReport]
     plan: Optional[RepairPlan]
 
     @property
@@ -189,7 +157,7 @@ def _machine(node: NodeFacts) -> Dict[int, NodeMemory]:
     }
 
 
-def _tables(state: Optional[checkpoint.NodeMap]) -> Dict[int, Optional[Dict[str, Tuple[int, int]]]]:
+def _tables(state: Optional[NodeMap]) -> Dict[int, Optional[Dict[str, Tuple[int, int]]]]:
     result: Dict[int, Optional[Dict[str, Tuple[int, int]]]] = {}
     for node_id, node_state in (state or {}).items():
         memory_map = (node_state.memory_map if node_state else None) or {}
@@ -197,7 +165,7 @@ def _tables(state: Optional[checkpoint.NodeMap]) -> Dict[int, Optional[Dict[str,
     return result
 
 
-def _node_drifts(stored: checkpoint.NodeMap, expected: checkpoint.NodeMap, node: NodeFacts) -> Tuple[NodeDrift, ...]:
+def _node_drifts(stored: NodeMap, expected: NodeMap, node: NodeFacts) -> Tuple[NodeDrift, ...]:
     recorded, current = _tables(stored), _tables(expected)
     holders = set(node.kernel_image.numa_nodes)
     return tuple(
@@ -206,7 +174,7 @@ def _node_drifts(stored: checkpoint.NodeMap, expected: checkpoint.NodeMap, node:
     )
 
 
-def _layout_causes(report: checkpoint.CheckpointReport) -> List[Cause]:
+def _layout_causes(report: CheckpointReport) -> List[Cause]:
     if not report.verified:
         errors = sorted({result.error for result in report.eras.values() if result.error})
         return [Cause("corrupt", "no kubelet era loads the checkpoint: " + "; ".join(errors))]
@@ -214,7 +182,7 @@ def _layout_causes(report: checkpoint.CheckpointReport) -> List[Cause]:
     return [] if layout else [Cause("unsupported_layout", reason)]
 
 
-def _policy_causes(content: checkpoint.CheckpointFields, settings: KubeletSettings) -> List[Cause]:
+def _policy_causes(content: CheckpointFields, settings: KubeletSettings) -> List[Cause]:
     if content.policy_name == settings.policy:
         return []
     return [
@@ -276,8 +244,8 @@ def _bound_causes(nodes: Tuple[NodeDrift, ...], bound: Optional[int], source: st
 
 
 def _state_causes(
-    content: checkpoint.CheckpointFields, node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
-) -> Tuple[List[Cause], checkpoint.NodeMap, Tuple[NodeDrift, ...]]:
+    content: CheckpointFields, node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
+) -> Tuple[List[Cause], NodeMap, Tuple[NodeDrift, ...]]:
     machine = _machine(node)
     causes = _node_reading_causes(node)
     expected, issues = expected_machine_state(machine, settings.reserved_memory, content.entries)
@@ -299,11 +267,11 @@ def _state_causes(
     return causes, expected, nodes
 
 
-def _plan(report: checkpoint.CheckpointReport, expected: checkpoint.NodeMap) -> RepairPlan:
+def _plan(report: CheckpointReport, expected: NodeMap) -> RepairPlan:
     content = report.content
     layout, _reason = report.write_layout()
-    fields = checkpoint.CheckpointFields(policy_name=content.policy_name, machine_state=expected, entries=content.entries)
-    return RepairPlan(layout, fields, checkpoint.marshal_for_layout(fields, layout))
+    fields = CheckpointFields(policy_name=content.policy_name, machine_state=expected, entries=content.entries)
+    return RepairPlan(layout, fields, marshal_for_layout(fields, layout))
 
 
 def _config_unknown(settings: KubeletSettings, bound: Optional[int], source: str) -> Optional[Assessment]:
@@ -334,12 +302,12 @@ def _config_rejections(node: NodeFacts, settings: KubeletSettings) -> List[Cause
 
 
 def _judge(
-    report: checkpoint.CheckpointReport, node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
-) -> Tuple[List[Cause], Tuple[NodeDrift, ...], checkpoint.NodeMap]:
+    report: CheckpointReport, node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
+) -> Tuple[List[Cause], Tuple[NodeDrift, ...], NodeMap]:
     content = report.content
     causes = _layout_causes(report) + _policy_causes(content, settings)
     nodes: Tuple[NodeDrift, ...] = ()
-    expected: checkpoint.NodeMap = {}
+    expected: NodeMap = {}
     if settings.policy in VALIDATED_POLICIES and content.policy_name == settings.policy:
         state_causes, expected, nodes = _state_causes(content, node, settings, bound, source)
         causes += state_causes
@@ -381,8 +349,8 @@ def _assess_checkpoint(
     raw: Optional[bytes], node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
 ) -> Assessment:
     if raw is None:
-        return Assessment("no_checkpoint", (Cause("no_checkpoint", checkpoint.CHECKPOINT_FILE_NAME + " does not exist"),), bound, source, (), None, None)
-    report = checkpoint.inspect_checkpoint(raw)
+        return Assessment("no_checkpoint", (Cause("no_checkpoint", CHECKPOINT_FILE_NAME + " does not exist"),), bound, source, (), None, None)
+    report = inspect_checkpoint(raw)
     if not report.verified:
         return Assessment("corrupt", tuple(_layout_causes(report)), bound, source, (), report, None)
     if settings.drift_tolerance is not None:
@@ -399,8 +367,8 @@ def _assess_checkpoint(
 
 def verify_written(content: bytes, plan: RepairPlan) -> List[str]:
     """Re-read check of a written file: every era loads it, and it holds exactly the plan."""
-    report = checkpoint.inspect_checkpoint(content)
-    problems = ["kubelet %s would reject it: %s" % (era, report.eras[era].error) for era in checkpoint.ERAS if not report.eras[era].accepted]
+    report = inspect_checkpoint(content)
+    problems = ["kubelet %s would reject it: %s" % (era, report.eras[era].error) for era in ERAS if not report.eras[era].accepted]
     written = report.content
     if written is None or (written.policy_name, written.machine_state, written.entries) != (
         plan.fields.policy_name, plan.fields.machine_state, plan.fields.entries
@@ -413,7 +381,7 @@ def verify_written(content: bytes, plan: RepairPlan) -> List[str]:
 
 def checkpoint_path(root: str, kubelet_root_dir: str) -> str:
     """Host path of ``<root dir>/memory_manager_state`` (``memoryManagerStateFileName``; the root dir only moves with ``--root-dir``)."""
-    return under_root(root, node_join(kubelet_root_dir, checkpoint.CHECKPOINT_FILE_NAME), follow=False)
+    return under_root(root, node_join(kubelet_root_dir, CHECKPOINT_FILE_NAME), follow=False)
 
 
 def read_checkpoint(path: str) -> Optional[bytes]:
@@ -424,7 +392,7 @@ def read_checkpoint(path: str) -> Optional[bytes]:
     path, at once (docs/safety.md: a symlinked checkpoint is refused, never followed).
     """
     try:
-        return read_regular_file(path, checkpoint.MAX_CHECKPOINT_BYTES + 1, truncate=True)
+        return read_regular_file(path, MAX_CHECKPOINT_BYTES + 1, truncate=True)
     except FileNotFoundError:
         return None
 

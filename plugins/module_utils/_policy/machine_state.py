@@ -18,12 +18,7 @@ from __future__ import annotations
 import copy
 from typing import Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import (
-    Entries,
-    MemoryTable,
-    NodeMap,
-    NodeState,
-)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Entries, MemoryTable, NodeMap, NodeState
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
 
 __all__ = [

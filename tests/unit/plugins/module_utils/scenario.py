@@ -17,7 +17,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_for_layout
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CHECKPOINT_FILE_NAME, CheckpointFields, Entries
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import NodeMemory, expected_machine_state
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import hugepage_resource_name
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
@@ -64,10 +65,10 @@ class Boot:
         return moved
 
 
-def entries_of(pods: Mapping[str, Mapping[str, Blocks]]) -> checkpoint.Entries:
+def entries_of(pods: Mapping[str, Mapping[str, Blocks]]) -> Entries:
     return {
         pod: {
-            container: [checkpoint.Block(list(affinity), resource, size) for affinity, resource, size in blocks]
+            container: [Block(list(affinity), resource, size) for affinity, resource, size in blocks]
             for container, blocks in containers.items()
         }
         for pod, containers in pods.items()
@@ -84,8 +85,8 @@ def recorded_checkpoint(
     """The file kubelet wrote during ``boot`` (spec 5.1 + 5.2 step 4, then MarshalCheckpoint)."""
     entries = entries_of(pods)
     state, _issues = expected_machine_state(boot.machine(), reserved, entries)
-    fields = checkpoint.CheckpointFields(policy_name=policy, machine_state=state, entries=entries)
-    return checkpoint.marshal_for_layout(fields, layout)
+    fields = CheckpointFields(policy_name=policy, machine_state=state, entries=entries)
+    return marshal_for_layout(fields, layout)
 
 
 def kubelet_config(reserved: Mapping[int, Mapping[str, int]], policy: str = "Static") -> Dict[str, object]:
@@ -157,7 +158,7 @@ def guaranteed_pods(count: int, affinity: Sequence[int] = (0,), size: int = 1 * 
 
 
 def checkpoint_file(root: str) -> str:
-    return os.path.join(root, "var/lib/kubelet", checkpoint.CHECKPOINT_FILE_NAME)
+    return os.path.join(root, "var/lib/kubelet", CHECKPOINT_FILE_NAME)
 
 
 def tree_snapshot(root: str) -> Dict[str, bytes]:

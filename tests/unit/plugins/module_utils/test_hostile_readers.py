@@ -16,9 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import settings as kubelet
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import node
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem import parse_kernel_image_range
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.parsers import (
+    parse_block_size,
+    parse_hugepage_pool,
+    parse_meminfo_total,
+    parse_node_list,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import GoJsonError, TypedDecoder, parse_document
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, parse_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import walk_config_dir
@@ -90,7 +96,7 @@ def test_go_json_reader(text):
 @FAST
 @given(TEXTS)
 def test_checkpoint_inspection_never_raises(text):
-    report = checkpoint.inspect_checkpoint(text.encode("utf-8", "surrogatepass"))
+    report = inspect_checkpoint(text.encode("utf-8", "surrogatepass"))
     assert report.layout
 
 
@@ -98,7 +104,7 @@ def test_checkpoint_inspection_never_raises(text):
 @given(TEXTS, st.sampled_from(['{"policyName":"Static","machineState":{%s:{}},"entries":{},"checksum":1}', '{"x":%s}', "%s"]))
 def test_checkpoint_inspection_with_hostile_parts(text, frame):
     quoted = '"%s"' % text.replace("\\", "").replace('"', "")
-    report = checkpoint.inspect_checkpoint((frame % quoted).encode("utf-8", "surrogatepass"))
+    report = inspect_checkpoint((frame % quoted).encode("utf-8", "surrogatepass"))
     assert report.layout
 
 
@@ -141,16 +147,16 @@ def test_history_reader(text):
 @FAST
 @given(TEXTS)
 def test_sysfs_and_iomem_readers(text):
-    node.parse_meminfo_total(text)
-    node.parse_meminfo_total("Node 0 MemTotal: %s kB" % text)
-    for parse in (node.parse_node_list, node.parse_block_size):
+    parse_meminfo_total(text)
+    parse_meminfo_total("Node 0 MemTotal: %s kB" % text)
+    for parse in (parse_node_list, parse_block_size):
         try:
             parse(text)
         except ValueError as error:
             assert "Exceeds the limit" not in str(error)
-    node.parse_hugepage_pool(2048, text)
-    node.parse_kernel_image_range(text)
-    node.parse_kernel_image_range("%s-%s : Kernel code\n" % (text[:8000], text[::-1][:8000]))
+    parse_hugepage_pool(2048, text)
+    parse_kernel_image_range(text)
+    parse_kernel_image_range("%s-%s : Kernel code\n" % (text[:8000], text[::-1][:8000]))
 
 
 @FAST

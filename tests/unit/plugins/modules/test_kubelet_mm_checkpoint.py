@@ -15,7 +15,7 @@ import pytest
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import files as _files
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair as _repair
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import states as _states
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import ERAS
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import ERAS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     checkpoint_file,

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import ERAS
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import ERAS
 from ansible_collections.nodeops.numa_drift.plugins.modules import numa_drift_facts
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     GIB,

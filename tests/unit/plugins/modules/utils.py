@@ -22,7 +22,8 @@ import pytest
 from ansible.module_utils import _internal as module_utils_internal
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import CheckpointReport, inspect_checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import CHECKPOINT_FILE_NAME
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import iomem_text
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     GIB,
@@ -94,9 +95,9 @@ def read_bytes(path: str) -> bytes:
         return handle.read()
 
 
-def parsed(raw: bytes) -> checkpoint.CheckpointReport:
+def parsed(raw: bytes) -> CheckpointReport:
     """The checkpoint as every kubelet era reads it."""
-    return checkpoint.inspect_checkpoint(raw)
+    return inspect_checkpoint(raw)
 
 
 def _rewrite_checksum(raw: bytes, value: int) -> bytes:
@@ -123,7 +124,7 @@ def _garbage(tmp_path: Any) -> str:
 
 def _empty_file(tmp_path: Any) -> str:
     root = kaslr_node(tmp_path)
-    with open(os.path.join(root, "var/lib/kubelet", checkpoint.CHECKPOINT_FILE_NAME), "wb"):
+    with open(os.path.join(root, "var/lib/kubelet", CHECKPOINT_FILE_NAME), "wb"):
         pass
     return root
 
@@ -213,14 +214,14 @@ NON_REPAIRABLE = {
 
 
 def checkpoint_is_a_directory(root: str) -> str:
-    path = os.path.join(root, "var/lib/kubelet", checkpoint.CHECKPOINT_FILE_NAME)
+    path = os.path.join(root, "var/lib/kubelet", CHECKPOINT_FILE_NAME)
     os.unlink(path)
     os.mkdir(path)
     return path
 
 
 def checkpoint_is_a_symlink_loop(root: str) -> str:
-    path = os.path.join(root, "var/lib/kubelet", checkpoint.CHECKPOINT_FILE_NAME)
+    path = os.path.join(root, "var/lib/kubelet", CHECKPOINT_FILE_NAME)
     os.unlink(path)
     os.symlink(path, path)
     return path

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import Block, CheckpointFields, PodEntry
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, PodEntry
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, pinned_pods
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate, _report
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import GIB, two_node_boot, write_kubelet_node

@@ -9,7 +9,20 @@ import json
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checksum import data_checksum, legacy_checksum, v1_name_checksum, v2_checksum
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.decode import decode_fields
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_for_layout, marshal_legacy, marshal_v3
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import (
+    Block,
+    CheckpointFields,
+    ERAS,
+    LEGACY_KEYS,
+    MemoryTable,
+    NodeState,
+    V2_KEYS,
+    V3_KEYS,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import marshal_string, parse_document
 
 from ansible_collections.nodeops.numa_drift.tests.unit.vectors import VECTOR_ERAS
@@ -30,11 +43,11 @@ KUBELET_WRITTEN = (19, 20, 21)
 
 
 def _report(text):
-    return checkpoint.inspect_checkpoint(text.encode("utf-8"))
+    return inspect_checkpoint(text.encode("utf-8"))
 
 
-def _fields(text, keys=checkpoint.LEGACY_KEYS):
-    return checkpoint.decode_fields(parse_document(text.encode("utf-8")), keys)
+def _fields(text, keys=LEGACY_KEYS):
+    return decode_fields(parse_document(text.encode("utf-8")), keys)
 
 
 def test_every_vector_reproduces_every_era(vectors):
@@ -67,24 +80,24 @@ def test_every_vector_gets_its_format_label(vectors):
 @pytest.mark.parametrize("number, variant_and_value", sorted(EXPECTED_CHECKSUMS.items()))
 def test_stored_checksums_are_reproduced(vectors, number, variant_and_value):
     variant, value = variant_and_value
-    keys = checkpoint.V2_KEYS if variant == "v2" else checkpoint.LEGACY_KEYS
+    keys = V2_KEYS if variant == "v2" else LEGACY_KEYS
     fields, error = _fields(vectors[number - 1]["content"], keys)
     assert error is None
-    compute = checkpoint.v2_checksum if variant == "v2" else checkpoint.legacy_checksum
+    compute = v2_checksum if variant == "v2" else legacy_checksum
     assert fields.checksum == value
     assert compute(fields) == value
 
 
 @pytest.mark.parametrize("number, value", sorted(EXPECTED_DATA_CHECKSUMS.items()))
 def test_data_checksums_are_reproduced(vectors, number, value):
-    fields, error = _fields(vectors[number - 1]["content"], checkpoint.V3_KEYS)
+    fields, error = _fields(vectors[number - 1]["content"], V3_KEYS)
     assert error is None
-    assert checkpoint.data_checksum(fields.data) == value == fields.data_checksum
+    assert data_checksum(fields.data) == value == fields.data_checksum
 
 
 def test_v1_name_checksum_of_g01(vectors):
     fields, _error = _fields(vectors[0]["content"])
-    assert checkpoint.v1_name_checksum(fields) == 2267633148  # spec 4.6
+    assert v1_name_checksum(fields) == 2267633148  # spec 4.6
 
 
 def test_zero_checksum_vectors_are_valid_only_through_the_zero_shortcut(vectors):
@@ -111,19 +124,19 @@ def test_writable_vectors_keep_their_layout(vectors):
 @pytest.mark.parametrize("number", KUBELET_WRITTEN)
 def test_kubelet_written_vectors_round_trip_byte_for_byte(vectors, number):
     content = vectors[number - 1]["content"].encode("utf-8")
-    report = checkpoint.inspect_checkpoint(content)
-    assert checkpoint.marshal_for_layout(report.content, report.write_layout()[0]) == content
+    report = inspect_checkpoint(content)
+    assert marshal_for_layout(report.content, report.write_layout()[0]) == content
 
 
 def test_g01_reserialises_as_the_spec_examples(vectors):
     report = _report(vectors[0]["content"])
-    legacy = checkpoint.marshal_legacy(report.content).decode()
+    legacy = marshal_legacy(report.content).decode()
     assert legacy == (
         '{"policyName":"static","machineState":{"0":{"numberOfAssignments":0,"memoryMap":{"memory":{"total":2048,'
         '"systemReserved":512,"allocatable":1536,"reserved":512,"free":1024}},"cells":[]}},"entries":{"pod":'
         '{"container1":[{"numaAffinity":[0],"type":"memory","size":512}]}},"checksum":4215593881}'
     )
-    v3 = checkpoint.marshal_v3(report.content).decode()
+    v3 = marshal_v3(report.content).decode()
     assert v3.startswith(legacy[:-1] + ',"data":"{\\"policyName\\":\\"static\\",\\"machineState\\"')
     assert v3.endswith('}}}","dataChecksum":1849615440}')
 
@@ -131,22 +144,22 @@ def test_g01_reserialises_as_the_spec_examples(vectors):
 def test_v3_output_of_a_v2_file_is_accepted_by_every_era(vectors):
     g15 = _report(vectors[14]["content"]).content
     g15.pod_entries = {}
-    report = checkpoint.inspect_checkpoint(checkpoint.marshal_v3(g15))
-    assert report.accepted_by == checkpoint.ERAS
+    report = inspect_checkpoint(marshal_v3(g15))
+    assert report.accepted_by == ERAS
     assert report.layout == "v3"
 
 
 def test_marshal_never_writes_a_trailing_newline_or_spaces(vectors):
-    out = checkpoint.marshal_legacy(_report(vectors[19]["content"]).content)
+    out = marshal_legacy(_report(vectors[19]["content"]).content)
     assert not out.endswith(b"\n") and b" " not in out
 
 
 def test_map_keys_are_sorted_as_strings_in_json():
-    fields = checkpoint.CheckpointFields(
+    fields = CheckpointFields(
         policy_name="Static",
-        machine_state={n: checkpoint.NodeState(0, {"memory": checkpoint.MemoryTable()}, [n]) for n in (0, 1, 2, 10, 11)},
+        machine_state={n: NodeState(0, {"memory": MemoryTable()}, [n]) for n in (0, 1, 2, 10, 11)},
     )
-    text = checkpoint.marshal_legacy(fields).decode()
+    text = marshal_legacy(fields).decode()
     assert [text.index('"%d":' % n) for n in (0, 1, 10, 11, 2)] == sorted(text.index('"%d":' % n) for n in (0, 1, 2, 10, 11))
 
 
@@ -156,9 +169,9 @@ def test_go_string_escaping():
 
 
 def test_omitempty_applies_to_entries_and_pod_entries_only():
-    out = checkpoint.marshal_legacy(checkpoint.CheckpointFields(policy_name="", machine_state={})).decode()
+    out = marshal_legacy(CheckpointFields(policy_name="", machine_state={})).decode()
     assert out == '{"policyName":"","machineState":{},"checksum":%d}' % json.loads(out)["checksum"]
-    assert checkpoint.inspect_checkpoint(out.encode()).accepted_by == checkpoint.ERAS
+    assert inspect_checkpoint(out.encode()).accepted_by == ERAS
 
 
 # --- Go decoding semantics (spec 4.5) ---------------------------------------------------
@@ -185,7 +198,7 @@ def test_omitempty_applies_to_entries_and_pod_entries_only():
         ('{"machineState":{"0":{"memoryMap":{"memory":null}}}}', lambda f: f.machine_state[0].memory_map["memory"] is None),
         ('{"entries":{"p":null}}', lambda f: f.entries == {"p": None}),
         ('{"entries":{"p":{"c":null}}}', lambda f: f.entries == {"p": {"c": None}}),
-        ('{"entries":{"p":{"c":[null,{}]}}}', lambda f: f.entries["p"]["c"] == [checkpoint.Block(), checkpoint.Block()]),
+        ('{"entries":{"p":{"c":[null,{}]}}}', lambda f: f.entries["p"]["c"] == [Block(), Block()]),
         ('{"entries":{"p":{"c":[{"affinity":[0]}]}}}', lambda f: f.entries["p"]["c"][0].numa_affinity is None),
         ('{"checksum":18446744073709551615}', lambda f: f.checksum == 2 ** 64 - 1),
         ('{"unknown":[[[{"x":1e999}]]]}', lambda f: f.policy_name == ""),
@@ -253,7 +266,7 @@ def test_type_error_keeps_decoding_and_reports_the_first():
     ],
 )
 def test_bad_input_gives_a_clean_error(raw, expected):
-    report = checkpoint.inspect_checkpoint(raw)
+    report = inspect_checkpoint(raw)
     assert report.layout == "not-json"
     assert expected in report.syntax_error
     assert report.accepted_by == ()
@@ -262,19 +275,19 @@ def test_bad_input_gives_a_clean_error(raw, expected):
 
 def test_deeply_nested_valid_json_gives_a_clean_error():
     raw = b'{"x":' + b"[" * 50000 + b"]" * 50000 + b"}"
-    report = checkpoint.inspect_checkpoint(raw)
+    report = inspect_checkpoint(raw)
     assert report.accepted_by == ()
     assert "nesting" in report.syntax_error
 
 
 def test_invalid_utf8_inside_a_string_becomes_replacement_characters():
-    report = checkpoint.inspect_checkpoint(b'{"policyName":"St\xffatic","machineState":{}}')
+    report = inspect_checkpoint(b'{"policyName":"St\xffatic","machineState":{}}')
     assert report.syntax_error is None
     assert report.content.policy_name == "St\ufffdatic"
 
 
 def test_huge_numbers_are_rejected_by_every_era():
-    report = checkpoint.inspect_checkpoint(b'{"machineState":{"0":{"numberOfAssignments":' + b"9" * 5000 + b"}}}")
+    report = inspect_checkpoint(b'{"machineState":{"0":{"numberOfAssignments":' + b"9" * 5000 + b"}}}")
     assert report.accepted_by == ()
     assert "cannot unmarshal number" in report.eras["legacy"].error
 
@@ -282,7 +295,7 @@ def test_huge_numbers_are_rejected_by_every_era():
 def test_fifty_megabyte_file_is_refused_cleanly():
     raw = b'{"policyName":"Static","machineState":{},"entries":{"p":{"c":[' + b'{"size":1},' * (50 * 2 ** 20 // 11) + b"{}]}}}"
     assert len(raw) > 50 * 2 ** 20
-    report = checkpoint.inspect_checkpoint(raw)
+    report = inspect_checkpoint(raw)
     assert report.layout == "too-large"
     assert "more than the" in report.syntax_error
     assert report.write_layout()[0] is None
@@ -302,11 +315,11 @@ def test_fifty_megabyte_file_is_refused_cleanly():
 )
 def test_non_kubelet_input_is_listed_as_irregular(text, fragment):
     fields, _error = _fields(text)
-    fields.checksum = checkpoint.legacy_checksum(fields)
+    fields.checksum = legacy_checksum(fields)
     doc = json.loads(text, object_pairs_hook=lambda pairs: pairs)
     assert doc is not None
     # Give the file a valid checksum, so only the irregularity can refuse it.
     raw = text.replace('"machineState"', '"checksum":%d,"machineState"' % fields.checksum, 1).encode()
-    report = checkpoint.inspect_checkpoint(raw)
+    report = inspect_checkpoint(raw)
     assert any(fragment in item for item in report.irregularities), report.irregularities
     assert report.write_layout()[0] is None

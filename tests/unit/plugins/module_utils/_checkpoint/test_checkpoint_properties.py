@@ -10,7 +10,9 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_legacy, marshal_v3
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, ERAS, MemoryTable, NodeState, PodEntry
 
 UINT64 = st.integers(min_value=0, max_value=2 ** 64 - 1)
 RESOURCES = ("memory", "hugepages-2Mi", "hugepages-1Gi")
@@ -19,7 +21,7 @@ NUMBER = re.compile(rb"(?<![0-9\\])[0-9]+")
 
 @st.composite
 def tables(draw):
-    return checkpoint.MemoryTable(*(draw(UINT64) for _field in range(5)))
+    return MemoryTable(*(draw(UINT64) for _field in range(5)))
 
 
 @st.composite
@@ -27,7 +29,7 @@ def checkpoints(draw, with_pod_entries=False):
     node_ids = sorted(draw(st.sets(st.integers(0, 15), min_size=1, max_size=8)))
     resources = ["memory"] + draw(st.lists(st.sampled_from(RESOURCES[1:]), unique=True))
     machine_state = {
-        node_id: checkpoint.NodeState(
+        node_id: NodeState(
             number_of_assignments=draw(st.integers(0, 1000)),
             memory_map={resource: draw(tables()) for resource in resources},
             cells=sorted(draw(st.sets(st.sampled_from(node_ids), min_size=1))),
@@ -35,7 +37,7 @@ def checkpoints(draw, with_pod_entries=False):
         for node_id in node_ids
     }
     blocks = st.builds(
-        checkpoint.Block,
+        Block,
         numa_affinity=st.sets(st.sampled_from(node_ids), min_size=1).map(sorted),
         type=st.sampled_from(resources),
         size=UINT64,
@@ -45,8 +47,8 @@ def checkpoints(draw, with_pod_entries=False):
     entries = draw(st.dictionaries(pod_uids, containers, max_size=40))
     pod_entries = {}
     if with_pod_entries:
-        pod_entries = draw(st.dictionaries(pod_uids, st.builds(checkpoint.PodEntry, st.lists(blocks, min_size=1, max_size=2)), max_size=3))
-    return checkpoint.CheckpointFields(
+        pod_entries = draw(st.dictionaries(pod_uids, st.builds(PodEntry, st.lists(blocks, min_size=1, max_size=2)), max_size=3))
+    return CheckpointFields(
         policy_name=draw(st.sampled_from(["Static", "BestEffort", "None"])),
         machine_state=machine_state,
         entries=entries,
@@ -64,24 +66,24 @@ def _same_content(a, b):
 @PROPERTY_SETTINGS
 @given(checkpoints())
 def test_legacy_parse_serialize_parse_is_the_identity(fields):
-    raw = checkpoint.marshal_legacy(fields)
-    report = checkpoint.inspect_checkpoint(raw)
+    raw = marshal_legacy(fields)
+    report = inspect_checkpoint(raw)
     assert report.layout == "legacy"
-    assert report.accepted_by == checkpoint.ERAS
+    assert report.accepted_by == ERAS
     assert report.irregularities == ()
     assert _same_content(report.content, fields)
-    assert checkpoint.marshal_legacy(report.content) == raw
+    assert marshal_legacy(report.content) == raw
 
 
 @PROPERTY_SETTINGS
 @given(checkpoints(with_pod_entries=True))
 def test_v3_parse_serialize_parse_is_the_identity(fields):
-    raw = checkpoint.marshal_v3(fields)
-    report = checkpoint.inspect_checkpoint(raw)
+    raw = marshal_v3(fields)
+    report = inspect_checkpoint(raw)
     assert report.layout == "v3"
-    assert report.accepted_by == checkpoint.ERAS
+    assert report.accepted_by == ERAS
     assert _same_content(report.content, fields)
-    assert checkpoint.marshal_v3(report.content) == raw
+    assert marshal_v3(report.content) == raw
 
 
 def _change_one_digit(raw, data):
@@ -97,9 +99,9 @@ def _change_one_digit(raw, data):
 @PROPERTY_SETTINGS
 @given(checkpoints(), st.data())
 def test_any_one_byte_change_of_a_number_breaks_the_checksum_legacy(fields, data):
-    raw = checkpoint.marshal_legacy(fields)
+    raw = marshal_legacy(fields)
     changed, _position = _change_one_digit(raw, data)
-    report = checkpoint.inspect_checkpoint(changed)
+    report = inspect_checkpoint(changed)
     # The zero shortcut of 1.36/1.37 is the one way a changed file can load: a checksum changed to 0.
     if report.inline is not None and report.inline.checksum == 0:
         assert report.accepted_by == ("1.36-gate-off", "1.36-gate-on", "1.37")
@@ -110,9 +112,9 @@ def test_any_one_byte_change_of_a_number_breaks_the_checksum_legacy(fields, data
 @PROPERTY_SETTINGS
 @given(checkpoints(), st.data())
 def test_any_one_byte_change_of_a_number_breaks_the_v3_checksums(fields, data):
-    raw = checkpoint.marshal_v3(fields)
+    raw = marshal_v3(fields)
     changed, position = _change_one_digit(raw, data)
-    report = checkpoint.inspect_checkpoint(changed)
+    report = inspect_checkpoint(changed)
     # The inline part is what older kubelets read; data + dataChecksum are what 1.37 reads.
     reader = "legacy" if position < raw.index(b',"data":') else "1.37"
     assert not report.eras[reader].accepted

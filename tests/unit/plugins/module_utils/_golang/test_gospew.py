@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checksum import _checkpoint_value
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.decode import decode_fields
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import LEGACY_KEYS, V2_KEYS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import parse_document
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gospew import (
     GoMap,
@@ -33,9 +35,9 @@ EMPTY_RENDERED = (
 
 
 def _legacy_rendering(text: str) -> str:
-    fields, error = checkpoint.decode_fields(parse_document(text.encode()), checkpoint.LEGACY_KEYS)
+    fields, error = decode_fields(parse_document(text.encode()), LEGACY_KEYS)
     assert error is None
-    value = checkpoint._checkpoint_value(fields, "state.MemoryManagerCheckpoint", with_pod_entries=False)
+    value = _checkpoint_value(fields, "state.MemoryManagerCheckpoint", with_pod_entries=False)
     return spew_sharp_v(value).decode()
 
 
@@ -120,9 +122,9 @@ def test_null_that_is_not_last_keeps_annotations():
 
 
 def test_v2_worked_example_hashes_to_stored_value(vectors):
-    fields, error = checkpoint.decode_fields(parse_document(vectors[14]["content"].encode()), checkpoint.V2_KEYS)
+    fields, error = decode_fields(parse_document(vectors[14]["content"].encode()), V2_KEYS)
     assert error is None
-    value = checkpoint._checkpoint_value(fields, "state.MemoryManagerCheckpoint", with_pod_entries=True)
+    value = _checkpoint_value(fields, "state.MemoryManagerCheckpoint", with_pod_entries=True)
     rendered = spew_sharp_v(value).decode()
     assert "PodEntries:(state.PodMemoryAssignments)map[pod:{MemoryBlocks:([]state.Block)[{NUMAAffinity:([]int)[0]" in rendered
     assert fnv1a_32(rendered.encode()) == 1278640530

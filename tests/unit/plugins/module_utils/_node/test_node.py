@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for plugins/module_utils/_node/node.py: sysfs NUMA memory, hugepages, /proc/iomem kernel span."""
+"""Tests for plugins/module_utils/_node/ (model, parsers, iomem, sysfs): sysfs NUMA memory, hugepages, /proc/iomem kernel span."""
 
 from __future__ import annotations
 
@@ -9,19 +9,16 @@ import os
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.node import (
-    KERNEL_SPAN_MARGIN_BYTES,
-    KernelImage,
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem import (
     auto_bound_bytes,
     kernel_span_bound,
+    KERNEL_SPAN_MARGIN_BYTES,
     memory_block_index,
-    parse_block_size,
     parse_kernel_image_range,
-    parse_meminfo_total,
-    parse_node_list,
-    NodeReadError,
-    read_node_facts,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import KernelImage
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.parsers import parse_block_size, parse_meminfo_total, parse_node_list
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import NodeReadError, read_node_facts
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
     DEFAULT_BLOCK_SIZE,
     OMIT,

@@ -11,7 +11,10 @@ import struct
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checksum import v1_name_checksum
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_for_layout, marshal_legacy
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, ERAS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, parse_quantity
@@ -310,8 +313,8 @@ def test_empty_machine_state_without_entries_is_in_sync(tmp_path):
 
 
 def test_empty_machine_state_with_entries_cannot_be_restored(tmp_path):
-    fields = checkpoint.CheckpointFields(policy_name="Static", machine_state={}, entries={"p": {"c": [checkpoint.Block([0], "memory", 1)]}})
-    result = probe(tmp_path, two_node_boot(), checkpoint_bytes=checkpoint.marshal_legacy(fields))
+    fields = CheckpointFields(policy_name="Static", machine_state={}, entries={"p": {"c": [Block([0], "memory", 1)]}})
+    result = probe(tmp_path, two_node_boot(), checkpoint_bytes=marshal_legacy(fields))
     assert result.assessment.verdict == "assignments_do_not_fit"
 
 
@@ -362,7 +365,7 @@ def test_facts_view(tmp_path):
     assert facts["nodes"][0]["memory"]["delta_total"] == -45260 * KIB
     assert facts["nodes"][0]["holds_kernel_image"] is True and facts["nodes"][1]["holds_kernel_image"] is False
     assert facts["nodes"][0]["within_bound"] is True
-    assert facts["checkpoint"]["pods"] == 2 and facts["checkpoint"]["accepted_by"] == list(checkpoint.ERAS)
+    assert facts["checkpoint"]["pods"] == 2 and facts["checkpoint"]["accepted_by"] == list(ERAS)
     assert facts["kernel_image"]["size"] == 32 * MIB and facts["kernel_image"]["numa_nodes"] == [0]
     assert facts["summary"].startswith("drift_within_bound; memory node0 -44.2 MiB, node1 +44.2 MiB; bound 96 MiB")
 
@@ -491,11 +494,11 @@ def test_reservation_larger_than_the_whole_node_is_rejected(tmp_path):
 
 def _shift_within_group(raw, moved, resource="memory"):
     """The same file with ``moved`` bytes of reserved memory on node 1 instead of node 0 (group sums unchanged)."""
-    fields = checkpoint.inspect_checkpoint(raw).content
+    fields = inspect_checkpoint(raw).content
     table0, table1 = fields.machine_state[0].memory_map[resource], fields.machine_state[1].memory_map[resource]
     table0.reserved, table0.free = table0.reserved - moved, table0.free + moved
     table1.reserved, table1.free = table1.reserved + moved, table1.free - moved
-    return checkpoint.marshal_for_layout(fields, "legacy")
+    return marshal_for_layout(fields, "legacy")
 
 
 def test_a_cross_numa_group_is_compared_as_sums_as_kubelet_does(tmp_path):
@@ -507,10 +510,10 @@ def test_a_cross_numa_group_is_compared_as_sums_as_kubelet_does(tmp_path):
     result = probe(tmp_path / "a", before, pods=pods, checkpoint_bytes=raw)
     assert result.assessment.verdict == "in_sync", result.assessment.causes
     # The sums themselves must still match: one byte more reserved in the group is refused.
-    fields = checkpoint.inspect_checkpoint(raw).content
+    fields = inspect_checkpoint(raw).content
     fields.machine_state[1].memory_map["memory"].reserved += 1
     fields.machine_state[1].memory_map["memory"].free -= 1
-    wrong = probe(tmp_path / "b", before, pods=pods, checkpoint_bytes=checkpoint.marshal_for_layout(fields, "legacy"))
+    wrong = probe(tmp_path / "b", before, pods=pods, checkpoint_bytes=marshal_for_layout(fields, "legacy"))
     assert wrong.assessment.verdict == "assignments_do_not_fit"
 
 
@@ -558,8 +561,8 @@ def test_a_file_the_releases_disagree_about_is_never_rewritten_and_the_releases_
         raw = recorded_checkpoint(before, uniform_reserved([0, 1]), pods, "v3").replace(b'"dataChecksum":', b'"dataChecksum":1', 1)
     else:
         raw = recorded_checkpoint(before, uniform_reserved([0, 1]), pods)
-        fields = checkpoint.inspect_checkpoint(raw).content
-        raw = _with_checksum(raw, 0 if damage == "zero-legacy-checksum" else checkpoint.v1_name_checksum(fields))
+        fields = inspect_checkpoint(raw).content
+        raw = _with_checksum(raw, 0 if damage == "zero-legacy-checksum" else v1_name_checksum(fields))
     result = probe(tmp_path, before, after, pods=pods, checkpoint_bytes=raw)
     assert result.assessment.verdict == "unsupported_layout"
     assert result.assessment.plan is None

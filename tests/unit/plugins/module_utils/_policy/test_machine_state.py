@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_legacy, marshal_v3
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import CheckpointFields
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import machine_state as ms
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import Block, MemoryTable, NodeState
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, MemoryTable, NodeState
 
 GIB = 1024 ** 3
 RESERVED_G19 = {0: {"memory": 4429185024}, 1: {"memory": 4429185024}}
@@ -19,7 +21,7 @@ AFTER = {0: ms.NodeMemory(134607716352, HUGEPAGES_G19), 1: ms.NodeMemory(1352774
 
 
 def _content(vectors, number):
-    return checkpoint.inspect_checkpoint(vectors[number - 1]["content"].encode()).content
+    return inspect_checkpoint(vectors[number - 1]["content"].encode()).content
 
 
 @pytest.mark.parametrize("machine, number", [(BEFORE, 19), (AFTER, 20)])
@@ -35,9 +37,9 @@ def test_recomputed_after_state_serialises_to_g20_and_g21(vectors):
     # spec 10, acceptance test 5
     g19 = _content(vectors, 19)
     state, _issues = ms.expected_machine_state(AFTER, RESERVED_G19, g19.entries)
-    fields = checkpoint.CheckpointFields(policy_name=g19.policy_name, machine_state=state, entries=g19.entries)
-    assert checkpoint.marshal_legacy(fields) == vectors[19]["content"].encode()
-    assert checkpoint.marshal_v3(fields) == vectors[20]["content"].encode()
+    fields = CheckpointFields(policy_name=g19.policy_name, machine_state=state, entries=g19.entries)
+    assert marshal_legacy(fields) == vectors[19]["content"].encode()
+    assert marshal_v3(fields) == vectors[20]["content"].encode()
 
 
 def test_default_state_per_node():

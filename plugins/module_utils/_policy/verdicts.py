@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The verdict vocabulary (docs/modules.md, Verdicts): the verdicts in :func:`_policy.drift.assess`'s order,
+the one a repair fixes, the ones that need nothing, and the advice for a repairable node. A leaf: imports nothing.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "VERDICTS",
+    "REPAIRABLE",
+    "TOLERATED",
+    "NOTHING_TO_DO",
+    "REMEDIATE_PLAYBOOK",
+    "remediate_advice",
+]
+
+VERDICTS = (
+    "kubelet_config_unknown",
+    "kubelet_config_rejected",
+    "no_checkpoint",
+    "corrupt",
+    "unsupported_layout",
+    "policy_mismatch",
+    "topology_changed",
+    "reserved_changed",
+    "hugepages_changed",
+    "in_sync",
+    "bound_unknown",
+    "drift_exceeds_bound",
+    "assignments_do_not_fit",
+    "drift_within_bound",
+    "kubelet_tolerates",
+)
+REPAIRABLE = "drift_within_bound"
+TOLERATED = "kubelet_tolerates"
+NOTHING_TO_DO = ("in_sync", "no_checkpoint", TOLERATED)
+
+REMEDIATE_PLAYBOOK = "nodeops.numa_drift.remediate"
+
+
+def remediate_advice(hosts: str = "NODE") -> str:
+    """What to do about a repairable node: the remediate playbook, limited to it (``hosts``: inventory names).
+
+    The playbook is the safe path (cordon, stop kubelet, repair, start, wait for Ready, uncordon); the
+    kubelet_mm_checkpoint module alone does none of that around the write.
+    """
+    return ("repair it with the remediate playbook, which cordons the Node, stops kubelet, repairs the checkpoint, starts"
+            " kubelet, waits for Ready and uncordons: ansible-playbook -i INVENTORY %s --limit %s (the"
+            " kubelet_mm_checkpoint module is for those who stop and start kubelet themselves)" % (REMEDIATE_PLAYBOOK, hosts))
