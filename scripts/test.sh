@@ -11,7 +11,8 @@
 # every verdict and repair; builds the judges with Go, cached per release), sanity (ansible-test sanity, no ignores), lint (ansible-lint, production profile, offline),
 # changelog (antsibull-changelog lint), molecule (every scenario in real multi-NUMA QEMU guests;
 # skipped with a reason where they cannot run). Every selected stage runs; the exit status is
-# non-zero when any of them failed.
+# non-zero when any of them failed. When other stages are selected too, molecule runs beside them from
+# the start (NUMA_DRIFT_SERIAL=1: in turn), and the Go builds the stages need run in one background queue.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -66,58 +67,71 @@ stage_integration() {
   run bash tests/integration/requirements.sh || return 1
   # kube-apiserver and kube-controller-manager of the real control plane (tests/integration/controlplane.py;
   # the molecule stage's guests register with it), built before the tests (cached under
-  # ~/.cache/nodeops-numa-drift/kube-apiserver/), with Go from scripts/go-toolchain.sh.
+  # ~/.cache/nodeops-numa-drift/kube-apiserver/; when the Go build queue below is building them, this
+  # waits for it), with Go from scripts/go-toolchain.sh.
   local go
   go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
   PATH="$(dirname "$go"):$PATH" run python "$ROOT/tests/integration/controlplane.py" build || return 1
   PATH="$(dirname "$go"):$PATH" run_pytest tests/integration
 }
 
-# The kubelet judges (tests/kubelet_judge/build.py): Go from scripts/go-toolchain.sh, binaries cached
-# per release under ~/.cache/nodeops-numa-drift/kubelet-judge. A cold build takes minutes per release,
-# so when the kubelet stage runs after other stages the build starts in the background before them
-# (start_judge_build) and the stage waits for it.
-JUDGE_BUILD_PID=""
-JUDGE_BUILD_LOG="$ROOT/tests/output/kubelet-judge-build.log"
-JUDGE_BUILD_RC="$ROOT/tests/output/kubelet-judge-build.rc"
-GUEST_KUBELET_LOG="$ROOT/tests/output/guest-kubelet-build.log"
+# The Go builds of the tests: the control plane (tests/integration/controlplane.py: integration and
+# molecule), the guests' kubelet (tests/vm/kubelet_disk.py: molecule) and the kubelet judges
+# (tests/kubelet_judge/build.py: kubelet), each cached per release under ~/.cache/nodeops-numa-drift/.
+# Cold, they are most of a fresh machine's CI time, so when other stages run too a queue builds them in
+# the background from the start, one at a time (every Go build takes one lock: `go build` uses every core,
+# and two builds of one release at once would compile the same packages twice), in the order the stages
+# need them. A stage that needs a build waits on that lock and builds whatever is still missing itself.
+GO_BUILDS_PID=""
+GO_BUILDS_LOG="$ROOT/tests/output/go-builds.log"
 
-build_judges() {
-  local go
-  go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
-  PATH="$(dirname "$go"):$PATH" python "$ROOT/tests/kubelet_judge/build.py"
+selected() {
+  case " ${stages[*]} " in *" $1 "*) return 0 ;; esac
+  return 1
 }
 
-start_judge_build() {
-  mkdir -p "$(dirname "$JUDGE_BUILD_LOG")"
-  rm -f "$JUDGE_BUILD_RC"
-  echo "kubelet judges: building in the background while the other stages run (log: $JUDGE_BUILD_LOG)"
-  # Then, when the molecule stage runs too, the guests' kubelet (tests/vm/kubelet_disk.py; the molecule
-  # stage waits on its lock and reuses it) from the same warm Go build cache.
+go_build_step() {
+  local go
+  go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
+  case "$1" in
+    control-plane) PATH="$(dirname "$go"):$PATH" python "$ROOT/tests/integration/controlplane.py" build ;;
+    guest-kubelet) PATH="$(dirname "$go"):$PATH" python "$ROOT/tests/vm/kubelet_disk.py" ;;
+    kubelet-judges) PATH="$(dirname "$go"):$PATH" python "$ROOT/tests/kubelet_judge/build.py" ;;
+  esac
+}
+
+start_go_builds() {
+  local -a steps=()
+  local guests=""
+  selected molecule && [ "${NUMA_DRIFT_MOLECULE:-1}" != 0 ] && guests=yes
+  { selected integration || [ -n "$guests" ]; } && steps+=(control-plane)
+  [ -n "$guests" ] && steps+=(guest-kubelet)
+  selected kubelet && steps+=(kubelet-judges)
+  # Alone, a stage builds what it needs in the foreground.
+  [ ${#steps[@]} -gt 0 ] && [ ${#stages[@]} -gt 1 ] || return 0
+  mkdir -p "$(dirname "$GO_BUILDS_LOG")"
+  echo "Go builds: ${steps[*]}, one at a time in the background while the stages run (log: $GO_BUILDS_LOG)"
   (
-    build_judges >"$JUDGE_BUILD_LOG" 2>&1
-    echo $? >"$JUDGE_BUILD_RC"
-    if [ "$1" = with-guest-kubelet ]; then build_guest_kubelet >"$GUEST_KUBELET_LOG" 2>&1; fi
-  ) &
-  JUDGE_BUILD_PID=$!
-}
-
-build_guest_kubelet() {
-  local go
-  go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
-  PATH="$(dirname "$go"):$PATH" python "$ROOT/tests/vm/kubelet_disk.py"
+    for step in "${steps[@]}"; do
+      began=$(date +%s)
+      go_build_step "$step"
+      echo "go-builds: $step exit $? in $(($(date +%s) - began))s"
+    done
+  ) >"$GO_BUILDS_LOG" 2>&1 &
+  GO_BUILDS_PID=$!
 }
 
 stage_kubelet() {
   local go
-  if [ -n "$JUDGE_BUILD_PID" ]; then
-    echo "kubelet judges: waiting for the background build"
-    while [ ! -e "$JUDGE_BUILD_RC" ] && kill -0 "$JUDGE_BUILD_PID" 2>/dev/null; do sleep 2; done
-    JUDGE_BUILD_PID=""
-    cat "$JUDGE_BUILD_LOG"
+  if [ -n "$GO_BUILDS_PID" ]; then
+    # The judges are the queue's last step: wait for it rather than build beside it.
+    echo "kubelet judges: waiting for the background Go builds"
+    wait "$GO_BUILDS_PID"
+    GO_BUILDS_PID=""
+    cat "$GO_BUILDS_LOG"
   fi
   go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
-  # Builds what the background build did not (nothing when it succeeded); a build failure fails the tests.
+  # Builds what the background queue did not (nothing when it succeeded); a build failure fails the tests.
   PATH="$(dirname "$go"):$PATH" run_pytest tests/kubelet_judge
 }
 
@@ -202,23 +216,62 @@ run_stage() {
   esac
 }
 
+# The molecule stage beside the others: its QEMU guests spend much of their time waiting (boots, kubelet's
+# restarts, the node lifecycle controller's grace period) and the other stages on one Python process, so
+# when molecule and other stages are selected it starts first, in the background, its output kept in
+# $MOLECULE_LOG and shown where the molecule stage comes in the order. NUMA_DRIFT_SERIAL=1 runs it in turn.
+MOLECULE_PID=""
+MOLECULE_LOG="$ROOT/tests/output/molecule-stage.log"
+MOLECULE_END="$ROOT/tests/output/molecule-stage.end"
+
+start_molecule_beside() {
+  mkdir -p "$(dirname "$MOLECULE_LOG")"
+  rm -f "$MOLECULE_END"
+  echo "molecule: running beside the other stages from $(date -u +%H:%M:%SZ) (log: $MOLECULE_LOG)"
+  (
+    began=$(date +%s)
+    # Beside the other stages the guests get half the machine: a longer budget (run-molecule.sh).
+    NUMA_DRIFT_MOLECULE_BUDGET=${NUMA_DRIFT_MOLECULE_BUDGET:-3600} stage_molecule >"$MOLECULE_LOG" 2>&1
+    echo "$? $(($(date +%s) - began))" >"$MOLECULE_END"
+  ) &
+  MOLECULE_PID=$!
+}
+
+# Show the background molecule stage's output (following it until it ends); its exit status.
+finish_molecule_beside() {
+  local rc seconds
+  tail -n +1 --pid="$MOLECULE_PID" -f "$MOLECULE_LOG"
+  wait "$MOLECULE_PID"
+  read -r rc seconds <"$MOLECULE_END" || { rc=1; seconds=0; }
+  took[molecule]=$seconds
+  return "$rc"
+}
+
 declare -A result=() took=()
 failed=0
-case " ${stages[*]} " in
-  *" kubelet "*)
-    guest_kubelet=""
-    case " ${stages[*]} " in *" molecule "*) guest_kubelet=with-guest-kubelet ;; esac
-    [ "${stages[0]}" = kubelet ] || start_judge_build "$guest_kubelet" ;;
-esac
+start_go_builds
+if selected molecule && [ ${#stages[@]} -gt 1 ] && [ "${NUMA_DRIFT_SERIAL:-0}" != 1 ]; then
+  start_molecule_beside
+fi
 for stage in "${stages[@]}"; do
   printf '\n==== [%s] start %s\n' "$stage" "$(date -u +%H:%M:%SZ)"
   start=$(date +%s)
-  run_stage "$stage"
-  rc=$?
-  took[$stage]=$(($(date +%s) - start))
+  if [ "$stage" = molecule ] && [ -n "$MOLECULE_PID" ]; then
+    echo "molecule: ran beside the other stages; its output so far, then until it ends:"
+    finish_molecule_beside
+    rc=$?
+  else
+    run_stage "$stage"
+    rc=$?
+    took[$stage]=$(($(date +%s) - start))
+  fi
   if [ "$rc" -eq 0 ]; then result[$stage]=passed; else result[$stage]="FAILED (exit $rc)"; failed=1; fi
   printf '==== [%s] %s in %ss\n' "$stage" "${result[$stage]}" "${took[$stage]}"
 done
+if [ -n "$GO_BUILDS_PID" ]; then
+  wait "$GO_BUILDS_PID"
+  cat "$GO_BUILDS_LOG"
+fi
 
 printf '\n==== summary (Python %s)\n' "$PY_MINOR"
 for stage in "${stages[@]}"; do

@@ -42,7 +42,12 @@ apt_requirements() {
   echo "$label: installing ${missing[*]}"
   # Packages' own services are not wanted: the tests start Prometheus and the exporter on free
   # 127.0.0.1 ports.
-  DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  # The test command's stages run side by side and may install at the same time: apt takes its own
+  # locks without waiting, so they queue on one lock of theirs first.
+  (
+    flock 9
+    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  ) 9>/var/lock/nodeops-numa-drift-apt.lock || { echo "$label: apt-get failed to install ${missing[*]}" >&2; return 1; }
   echo "$label: installed ${missing[*]}"
 }

@@ -85,7 +85,7 @@ def build(release: str = RELEASE, component: str = "kube-apiserver") -> str:
     target = binary_path(release, component)
     if os.access(target, os.X_OK):
         return target
-    with judge_build.cache_lock(CACHE_ROOT):
+    with judge_build.go_build_lock():
         if os.access(target, os.X_OK):
             return target
         started = time.monotonic()

@@ -171,6 +171,14 @@ def cache_lock(directory: str) -> Iterator[None]:
         yield
 
 
+def go_build_lock() -> "contextlib.AbstractContextManager[None]":
+    """The one lock every Go build of the tests takes (the judges, the guests' kubelet, the control plane):
+    `go build` already uses every core, and two builds of one release at once would compile the same
+    packages twice, so builders queue here; each re-checks its cache once it holds the lock.
+    Never taken twice by one process (flock would wait for itself)."""
+    return cache_lock(os.path.dirname(CACHE_ROOT))
+
+
 def write_module(src: str, release: str, gomod: str) -> None:
     os.makedirs(src, exist_ok=True)
     for name in os.listdir(src):
@@ -190,6 +198,13 @@ def build(release: str, log=None) -> str:
     target = binary_path(release)
     if os.access(target, os.X_OK):
         return target
+    with go_build_lock():
+        if os.access(target, os.X_OK):
+            return target
+        return _build_locked(release, target, log)
+
+
+def _build_locked(release: str, target: str, log) -> str:
     os.makedirs(CACHE_ROOT, exist_ok=True)
     env = go_env(CACHE_ROOT)
     go = find_go((1, 0))

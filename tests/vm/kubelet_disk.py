@@ -149,7 +149,7 @@ def build_disk() -> str:
     target = disk_path()
     if os.path.exists(target):
         return target
-    with judge_build.cache_lock(CACHE_ROOT):
+    with judge_build.go_build_lock():
         if os.path.exists(target):
             return target
         files = {"kubelet-%s" % release: build_kubelet(release) for release in KUBELET_RELEASES}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install the host tools the VM tier needs (QEMU, image build, SSH, nspawn), from Debian's
-# packages. Idempotent: installs only what is missing, so a warm machine pays one dpkg query
+# Install the host tools the VM tier needs (QEMU, image build, SSH, nspawn, etcd for the control plane the
+# guests register with), from Debian's packages. Idempotent: installs only what is missing, so a warm machine pays one dpkg query
 # (tests/apt-requirements.sh does the work).
 #
 #   bash tests/vm/requirements.sh          install what is missing (root, apt-get)
@@ -20,4 +20,5 @@ apt_requirements vm-requirements "${1:-}" \
   ssh-keygen=openssh-client \
   systemd-nspawn=systemd-container \
   flock=util-linux \
+  etcd=etcd-server \
   qemu-system-x86
