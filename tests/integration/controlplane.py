@@ -187,6 +187,16 @@ def read_audit(path: str) -> List[Dict[str, Any]]:
     return sorted(entries, key=lambda entry: entry["time"])
 
 
+def write_private(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` readable by the owner only, atomically (a reader sees the old file or
+    the whole new one: kubeconfigs and the state file are read by other processes while written)."""
+    partial = "%s.%d.partial" % (path, os.getpid())
+    with open(partial, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(partial, 0o600)
+    os.replace(partial, path)
+
+
 def kubeconfig_text(server: str, ca_file: str, token: str, user: str) -> str:
     """A kubeconfig (JSON is YAML) for ``server`` with a bearer token."""
     return json.dumps({
@@ -244,9 +254,7 @@ class ControlPlane:
     def kubeconfig(self, name: str, token: str) -> str:
         """Write a kubeconfig for ``token`` under the work dir; return its path."""
         target = self.path("kubeconfig-%s.yml" % name)
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.write(kubeconfig_text(self.server, self.ca_file, token, name))
-        os.chmod(target, 0o600)
+        write_private(target, kubeconfig_text(self.server, self.ca_file, token, name))
         return target
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -458,10 +466,7 @@ def serve(directory: str, nodes: Sequence[str], controller_manager: bool, alive:
     plane = ControlPlane(workdir=directory, nodes=nodes, controller_manager=controller_manager)
     plane.start()
     try:
-        with open(state_file + ".partial", "w", encoding="utf-8") as handle:
-            json.dump(plane.state(), handle)
-        os.chmod(state_file + ".partial", 0o600)
-        os.replace(state_file + ".partial", state_file)
+        write_private(state_file, json.dumps(plane.state()))
         deadline = time.monotonic() + max_lifetime
         while not stopping and os.path.exists(alive) and time.monotonic() < deadline:
             exited = [proc.args[0] for proc in plane.procs if proc.poll() is not None]

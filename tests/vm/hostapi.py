@@ -109,13 +109,6 @@ def read_state(path: str) -> Optional[dict]:
         return None
 
 
-def write_private(path: str, text: str) -> None:
-    with open(path + ".partial", "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(path + ".partial", 0o600)
-    os.replace(path + ".partial", path)
-
-
 def kubelet_kubeconfig(state: dict, node: str) -> str:
     """The guest kubelet's kubeconfig: its Node's token, the server at the guestfwd address."""
     with open(state["ca_file"], "rb") as handle:
@@ -165,13 +158,13 @@ def start_real(directory: str, nodes: List[str]) -> dict:
         state = read_state(state_file)
     plane = controlplane.ControlPlane.attach(state)
     token = controlplane.shipped_service_account_token(plane)
-    write_private(os.path.join(directory, "kubeconfig"),
+    controlplane.write_private(os.path.join(directory, "kubeconfig"),
                   controlplane.kubeconfig_text(state["server"], state["ca_file"], token, "nodeops-numa-drift"))
-    write_private(os.path.join(directory, "admin-kubeconfig"),
+    controlplane.write_private(os.path.join(directory, "admin-kubeconfig"),
                   controlplane.kubeconfig_text(state["server"], state["ca_file"], state["admin_token"], "admin"))
-    write_private(os.path.join(directory, "port"), "%d\n" % state["port"])
+    controlplane.write_private(os.path.join(directory, "port"), "%d\n" % state["port"])
     for node in nodes:
-        write_private(os.path.join(directory, "kubelet-%s.conf" % node), kubelet_kubeconfig(state, node))
+        controlplane.write_private(os.path.join(directory, "kubelet-%s.conf" % node), kubelet_kubeconfig(state, node))
     return {"port": state["port"], "pid": state["pid"], "url": state["server"], "real": True,
             "kubeconfig": os.path.join(directory, "kubeconfig"),
             "admin_kubeconfig": os.path.join(directory, "admin-kubeconfig"),
