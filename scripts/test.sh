@@ -72,7 +72,7 @@ stage_integration() {
   local go
   go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
   PATH="$(dirname "$go"):$PATH" run python "$ROOT/tests/integration/controlplane.py" build || return 1
-  PATH="$(dirname "$go"):$PATH" run_pytest tests/integration
+  PATH="$(dirname "$go"):$PATH" run_pytest tests/integration --durations=25
 }
 
 # The Go builds of the tests: the control plane (tests/integration/controlplane.py: integration and
