@@ -38,4 +38,13 @@ def test_unit_runs_tests_unit_only_and_installs_nothing():
 def test_kubelet_runs_the_judges_with_a_go_from_go_toolchain():
     kubelet = _function("stage_kubelet")
     assert "scripts/go-toolchain.sh" in kubelet and "run_pytest tests/kubelet_judge" in kubelet
-    assert "scripts/go-toolchain.sh" in _function("build_judges") and "build.py" in _function("build_judges")
+    builds = _function("go_build_step")
+    assert "scripts/go-toolchain.sh" in builds
+    for builder in ("tests/integration/controlplane.py\" build", "tests/vm/kubelet_disk.py", "tests/kubelet_judge/build.py"):
+        assert builder in builds, builder
+
+
+def test_the_go_build_queue_builds_in_the_order_the_stages_need():
+    queue = _function("start_go_builds")
+    order = [queue.index("steps+=(%s)" % step) for step in ("control-plane", "guest-kubelet", "kubelet-judges")]
+    assert order == sorted(order)
