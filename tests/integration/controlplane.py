@@ -82,28 +82,38 @@ def binary_path(release: str = RELEASE, component: str = "kube-apiserver") -> st
 
 def build(release: str = RELEASE, component: str = "kube-apiserver") -> str:
     """The path of ``component`` (kube-apiserver, kube-controller-manager) at ``release``, built when not cached."""
-    target = binary_path(release, component)
-    if os.access(target, os.X_OK):
-        return target
+    return build_components(release, (component,))[component]
+
+
+def build_components(release: str = RELEASE, components: Sequence[str] = COMPONENTS) -> Dict[str, str]:
+    """The paths of ``components`` at ``release``, the missing ones built under one hold of the Go build lock
+    (so another builder cannot slip in between kube-apiserver and kube-controller-manager)."""
+    targets = {component: binary_path(release, component) for component in components}
+    if all(os.access(target, os.X_OK) for target in targets.values()):
+        return targets
     with judge_build.go_build_lock():
-        if os.access(target, os.X_OK):
-            return target
-        started = time.monotonic()
-        os.makedirs(judge_build.CACHE_ROOT, exist_ok=True)
-        env = judge_build.go_env(CACHE_ROOT)
-        gomod = judge_build.kubernetes_gomod(judge_build.find_go((1, 0)), release, env)
-        go = judge_build.find_go(judge_build.go_line(gomod))
-        src = os.path.join(CACHE_ROOT, release, "src")
-        os.makedirs(src, exist_ok=True)
-        with open(os.path.join(src, "go.mod"), "w", encoding="utf-8") as handle:
-            handle.write(judge_build.consumer_gomod("nodeops.invalid/kube-apiserver", release, gomod))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        partial = "%s.%d.partial" % (target, os.getpid())
-        judge_build.run_go(go, ["build", "-trimpath", "-ldflags=-s -w " + VERSION_FLAG % release, "-o", partial,
-                                "k8s.io/kubernetes/cmd/" + component], cwd=src, env=env)
-        os.replace(partial, target)
-        log("built %s %s in %.0f s" % (component, release, time.monotonic() - started))
-    return target
+        for component, target in targets.items():
+            if not os.access(target, os.X_OK):
+                _build_locked(release, component, target)
+    return targets
+
+
+def _build_locked(release: str, component: str, target: str) -> None:
+    started = time.monotonic()
+    os.makedirs(judge_build.CACHE_ROOT, exist_ok=True)
+    env = judge_build.go_env(CACHE_ROOT)
+    gomod = judge_build.kubernetes_gomod(judge_build.find_go((1, 0)), release, env)
+    go = judge_build.find_go(judge_build.go_line(gomod))
+    src = os.path.join(CACHE_ROOT, release, "src")
+    os.makedirs(src, exist_ok=True)
+    with open(os.path.join(src, "go.mod"), "w", encoding="utf-8") as handle:
+        handle.write(judge_build.consumer_gomod("nodeops.invalid/kube-apiserver", release, gomod))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    partial = "%s.%d.partial" % (target, os.getpid())
+    judge_build.run_go(go, ["build", "-trimpath", "-ldflags=-s -w " + VERSION_FLAG % release, "-o", partial,
+                            "k8s.io/kubernetes/cmd/" + component], cwd=src, env=env)
+    os.replace(partial, target)
+    log("built %s %s in %.0f s" % (component, release, time.monotonic() - started))
 
 
 def find_etcd() -> str:
@@ -491,8 +501,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--max-lifetime", type=float, default=7200.0, help="serve: stop after this many seconds")
     args = parser.parse_args(argv)
     if args.action == "build":
-        for component in COMPONENTS:
-            print(build(component=component))
+        for path in build_components().values():
+            print(path)
         return 0
     if args.action == "audit":
         if not args.dir:
