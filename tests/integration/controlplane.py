@@ -89,11 +89,9 @@ def build_components(release: str = RELEASE, components: Sequence[str] = COMPONE
     """The paths of ``components`` at ``release``, the missing ones built under one hold of the Go build lock
     (so another builder cannot slip in between kube-apiserver and kube-controller-manager)."""
     targets = {component: binary_path(release, component) for component in components}
-    if all(os.access(target, os.X_OK) for target in targets.values()):
-        return targets
-    with judge_build.go_build_lock():
+    with judge_build.go_build_turn(lambda: all(os.access(target, os.X_OK) for target in targets.values())) as mine:
         for component, target in targets.items():
-            if not os.access(target, os.X_OK):
+            if mine and not os.access(target, os.X_OK):
                 _build_locked(release, component, target)
     return targets
 

@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 RELEASES = ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -163,20 +163,25 @@ def consumer_gomod(module_path: str, release: str, gomod: str) -> str:
 
 
 @contextlib.contextmanager
-def cache_lock(directory: str) -> Iterator[None]:
-    """An exclusive lock on ``directory``/.lock: concurrent builders of one cache wait for each other."""
+def go_build_turn(built: Callable[[], bool], poll_seconds: float = 2.0) -> Iterator[bool]:
+    """This process's turn to build, under the one lock every Go build of the tests takes (the judges, the
+    guests' kubelet, the control plane): `go build` already uses every core, and two builds of one release at
+    once would compile the same packages twice, so builders queue. Yields True holding the lock when
+    ``built()`` is still false, or False as soon as ``built()`` is true: a waiter whose binary another
+    builder made goes on at once instead of waiting for whatever that builder does next (flock hands the
+    lock to any waiter, not in order). Never entered twice by one process (flock would wait for itself)."""
+    directory = os.path.dirname(CACHE_ROOT)
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, ".lock"), "a+", encoding="utf-8") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        yield
-
-
-def go_build_lock() -> "contextlib.AbstractContextManager[None]":
-    """The one lock every Go build of the tests takes (the judges, the guests' kubelet, the control plane):
-    `go build` already uses every core, and two builds of one release at once would compile the same
-    packages twice, so builders queue here; each re-checks its cache once it holds the lock.
-    Never taken twice by one process (flock would wait for itself)."""
-    return cache_lock(os.path.dirname(CACHE_ROOT))
+        while not built():
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                time.sleep(poll_seconds)
+                continue
+            yield not built()
+            return
+        yield False
 
 
 def write_module(src: str, release: str, gomod: str) -> None:
@@ -198,10 +203,10 @@ def build(release: str, log=None) -> str:
     target = binary_path(release)
     if os.access(target, os.X_OK):
         return target
-    with go_build_lock():
-        if os.access(target, os.X_OK):
-            return target
-        return _build_locked(release, target, log)
+    with go_build_turn(lambda: os.access(target, os.X_OK)) as mine:
+        if mine:
+            _build_locked(release, target, log)
+    return target
 
 
 def _build_locked(release: str, target: str, log) -> str:

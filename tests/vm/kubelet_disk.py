@@ -147,16 +147,13 @@ def prune_disks(keep: str) -> None:
 
 def build_disk() -> str:
     target = disk_path()
-    if os.path.exists(target):
-        return target
-    with judge_build.go_build_lock():
-        if os.path.exists(target):
-            return target
-        files = {"kubelet-%s" % release: build_kubelet(release) for release in KUBELET_RELEASES}
-        files["fake-cri"] = build_fake_cri()
-        make_disk(files, target)
-        prune_disks(keep=target)
-        log("disk %s: %s" % (target, ", ".join(sorted(files))))
+    with judge_build.go_build_turn(lambda: os.path.exists(target)) as mine:
+        if mine:
+            files = {"kubelet-%s" % release: build_kubelet(release) for release in KUBELET_RELEASES}
+            files["fake-cri"] = build_fake_cri()
+            make_disk(files, target)
+            prune_disks(keep=target)
+            log("disk %s: %s" % (target, ", ".join(sorted(files))))
     return target
 
 
