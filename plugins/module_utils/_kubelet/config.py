@@ -40,16 +40,20 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settin
     KubeletFlags,
     KubeletSettings,
     MemoryReservation,
-    added_gate_problems,
-    effective_reserved_memory,
     go_quote,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.document import parse_kubelet_config
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import (
+    added_gate_problems,
+    parse_kubelet_flags,
+    split_args,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import (
+    effective_reserved_memory,
     eviction_memory,
     memory_resources,
-    parse_kubelet_config,
-    parse_kubelet_flags,
     parse_reserved_memory_config,
     parse_reserved_memory_override,
-    split_args,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, under_root

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import settings as kubelet
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.document import parse_kubelet_config
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import parse_reserved_memory_flag
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem import parse_kernel_image_range
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.parsers import (
     parse_block_size,
@@ -120,7 +121,7 @@ def test_yaml_reader(text):
 @FAST
 @given(TEXTS)
 def test_kubelet_config_reader(text):
-    document, problems = kubelet.parse_kubelet_config(text)
+    document, problems = parse_kubelet_config(text)
     assert (document is None) == bool(problems)
 
 
@@ -166,7 +167,7 @@ def test_env_and_unit_readers(text):
     parse_env_file("A=%s\n" % text)
     parse_unit_lines("[Service]\nExecStart=%s\n" % text, "/u.service")
     try:
-        kubelet.parse_reserved_memory_flag("%s:memory=%s" % (text[:9000], text[:64]))
+        parse_reserved_memory_flag("%s:memory=%s" % (text[:9000], text[:64]))
     except ValueError as error:
         assert "Exceeds the limit" not in str(error)
 

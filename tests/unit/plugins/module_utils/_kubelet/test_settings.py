@@ -13,10 +13,14 @@ import pytest
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import (
     KubeletSettings,
     MemoryReservation,
-    effective_reserved_memory,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import (
     parse_eviction_hard_flag,
     parse_key_value_flag,
     parse_kubelet_flags,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import (
+    effective_reserved_memory,
     parse_reserved_memory_config,
     parse_reserved_memory_flag,
     parse_reserved_memory_override,
