@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import ProbeResult, probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult, probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO, REPAIRABLE
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, kubelet_processes, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, read_history

@@ -34,7 +34,12 @@ import time
 from typing import Callable, List, Optional, Tuple, TypeVar
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import MAX_CHECKPOINT_BYTES
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, ProbeResult, assess, read_checkpoint, verify_written
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import (
+    Assessment,
+    assess,
+    verify_written,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult, read_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import summary_line
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import (

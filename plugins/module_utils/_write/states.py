@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Optional
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import ProbeResult
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import kubelet_processes
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import (
     RepairOutcome,

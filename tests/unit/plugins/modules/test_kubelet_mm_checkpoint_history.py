@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import lock as _lock
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair as _repair
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint
@@ -180,7 +180,7 @@ def test_a_repair_done_meanwhile_by_another_run_is_not_a_change(run, tmp_path, m
 
     def probe_then_another_run_repairs(**kwargs):
         result = real_probe(**kwargs)
-        other = _repair.repair_node(_drift.probe(root=root), by="guard")
+        other = _repair.repair_node(_probe.probe(root=root), by="guard")
         assert other.changed is True
         by_the_other_run.append(read_bytes(checkpoint_file(root)))
         return result

@@ -17,7 +17,7 @@ import shutil
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import MAX_SYMLINKS, node_join, under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     KIB,
     MIB,

@@ -15,7 +15,7 @@ import stat
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import history_path
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
