@@ -31,7 +31,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import walk_config_dir
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING, bounded_int, load_json, nesting_depth
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import parse_env_file, parse_unit_lines
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import YamlError, load
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.yamlscalar import YamlError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import load
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

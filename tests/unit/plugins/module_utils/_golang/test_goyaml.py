@@ -13,13 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import (
-    SUBSET_NOTE,
-    YamlError,
-    load,
-    load_mapping,
-    resolve_plain,
-)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import SUBSET_NOTE, load, load_mapping
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.yamlscalar import YamlError, resolve_plain
 
 K3S_CONFIG = """\
 # /etc/rancher/k3s/config.yaml
