@@ -60,7 +60,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths i
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import ByteQuantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import Arg
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
 
 __all__ = [
     "MAP_FIELDS",

@@ -38,8 +38,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths i
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import (
-    Arg,
     ServiceDefinition,
     load_service,
     read_env_file,

@@ -30,7 +30,10 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, parse_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import walk_config_dir
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING, bounded_int, load_json, nesting_depth
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import parse_env_file, parse_unit_lines
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import (
+    parse_env_file,
+    parse_unit_lines,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.yamlscalar import YamlError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import load
 

@@ -34,7 +34,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import ByteQuantity, quantity_text
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import parse_env_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import parse_env_file
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import build_node_tree
 
 MiB = 1024 * 1024

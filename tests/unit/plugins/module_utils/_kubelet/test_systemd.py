@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import find_dropins, find_unit, split_words
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import find_dropins, find_unit
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import split_words
 
 
 def write(root, node_path, text=""):
