@@ -216,7 +216,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import p
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import REPAIRED_BY, RepairError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import REPAIRED_BY, RepairError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.states import (
     CHECK,
     REPAIR,
