@@ -42,7 +42,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags 
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import effective_reserved_memory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import list_dir, node_join, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.layers import (
@@ -91,14 +91,11 @@ def walk_config_dir(
         if depth > MAX_NESTING:
             problems.append("kubelet --config-dir %s nests directories deeper than %d levels (not followed)" % (shown_dir, MAX_NESTING))
             return
-        try:
-            entries = set(os.listdir(under_root(root, read_dir)))
-        except FileNotFoundError:
-            problems.append("kubelet --config-dir %s does not exist (kubelet would not start)" % shown_dir)
+        listed, problem = list_dir(under_root(root, read_dir), "kubelet --config-dir " + shown_dir)
+        if listed is None:
+            problems.append(problem or "kubelet --config-dir %s does not exist (kubelet would not start)" % shown_dir)
             return
-        except OSError as error:
-            problems.append("cannot list kubelet --config-dir %s: %s" % (shown_dir, error.strerror or error))
-            return
+        entries = set(listed)
         entries |= {path.rsplit("/", 1)[1] for path in redirects if path.rsplit("/", 1)[0] == shown_dir}
         for name in sorted(entries):
             shown = node_join(shown_dir, name)
