@@ -1,8 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for plugins/module_utils/_checkpoint/checksum.py: the stored and data checksums of kubelet's vectors (spec 10).
-"""
+"""Tests for plugins/module_utils/_checkpoint/checksum.py: the stored and data checksums of kubelet's vectors (spec 10)."""
 
 from __future__ import annotations
 
