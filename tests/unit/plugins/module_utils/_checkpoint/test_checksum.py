@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checksum import data_checksum, legacy_checksum, v1_name_checksum, v2_checksum
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import LEGACY_KEYS, V2_KEYS, V3_KEYS
 

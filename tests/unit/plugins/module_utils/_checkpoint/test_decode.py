@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block
 
 

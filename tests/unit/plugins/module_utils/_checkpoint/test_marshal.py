@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 import json
+
 import pytest
+
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_for_layout, marshal_legacy, marshal_v3
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import (
