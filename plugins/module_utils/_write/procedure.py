@@ -14,6 +14,7 @@ import hashlib
 import os
 import time
 from typing import Callable, List, Optional, Tuple, TypeVar
+
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, assess
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult, read_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import (

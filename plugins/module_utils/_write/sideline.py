@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from typing import Optional, Tuple
+
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import MAX_CHECKPOINT_BYTES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import (
