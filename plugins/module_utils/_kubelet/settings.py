@@ -145,4 +145,3 @@ class KubeletSettings(Record, frozen=True):
 
     def total_reserved(self, resource: str) -> int:
         return sum(limits.get(resource, 0) for limits in self.reserved_memory.values())
-

@@ -82,7 +82,6 @@ class ServiceDefinition(Record, frozen=True):
         return self.unit_path is not None
 
 
-
 # --------------------------------------------------------------------------- reading units
 
 

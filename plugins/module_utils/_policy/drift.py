@@ -371,4 +371,3 @@ def verify_written(content: bytes, plan: RepairPlan) -> List[str]:
     if content != plan.content:
         problems.append("the file's bytes differ from the planned bytes")
     return problems
-
