@@ -212,11 +212,11 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode impor
 
 _bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import REPAIRED_BY, RepairError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import REPAIRED_BY, RepairError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.states import (
     CHECK,
     REPAIR,

@@ -125,7 +125,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode impor
 
 _bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments

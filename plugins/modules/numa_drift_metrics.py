@@ -67,7 +67,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode impor
 
 _bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, read_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.metrics import metrics_path, render_metrics, write_metrics
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root

@@ -19,7 +19,8 @@ UTILS = "ansible_collections/nodeops/numa_drift/plugins/module_utils/"
 MAX_RATIO = "1.6,1.6"
 # Engine files the probe never imports: the write path, the guard, the metrics writer.
 NOT_IMPORTED_BY_THE_PROBE = ("module_utils/_write/files.py", "module_utils/_guard/program.py", "module_utils/_write/history.py",
-                             "module_utils/_write/lock.py", "module_utils/_output/metrics.py", "module_utils/_write/repair.py")
+                             "module_utils/_write/lock.py", "module_utils/_output/metrics.py", "module_utils/_write/repair.py",
+                             "module_utils/_write/procedure.py", "module_utils/_write/sideline.py")
 
 
 def test_fleet_benchmark_reports_one_module_run_per_probe_and_ratios_within_bounds(tmp_path, control_plane, service_account) -> None:

@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, Fleet, make_real_fleet
 from ansible_collections.nodeops.numa_drift.tests.sandbox.supervisor import load_service
 from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import VENV_BIN, ansible_module, collections_tree

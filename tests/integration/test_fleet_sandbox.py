@@ -31,7 +31,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file, tree_snapshot
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.sandbox import apiserver, supervisor
 from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import (
     PYTHON,

@@ -15,7 +15,7 @@ import os
 import shutil
 from typing import Any, Dict, List, Mapping
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, matrix
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import REPAIRABLE, Judgement, agrees, describe, judge
@@ -71,7 +71,7 @@ def judge_all(judges: Mapping[str, str], root: str) -> List[Judgement]:
 def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scratch: str, bound: str = "auto",
                describe_tree: str = "") -> List[str]:
     before_files = tree_snapshot(root)
-    result = drift.probe(root=root, drift_bound=bound)
+    result = _probe.probe(root=root, drift_bound=bound)
     verdict = result.assessment.verdict
     before = judge_all(judges, root)
     problems: List[str] = []
@@ -103,24 +103,24 @@ def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scr
     return problems
 
 
-def _refusal_leaves_file(result: drift.ProbeResult, root: str, scratch: str, bound: str) -> List[str]:
+def _refusal_leaves_file(result: _probe.ProbeResult, root: str, scratch: str, bound: str) -> List[str]:
     """``kubelet_mm_checkpoint``'s write path on a copy: any other verdict leaves the file byte-identical."""
     copy = os.path.join(scratch, "refused")
     shutil.copytree(root, copy, symlinks=True)
-    fresh = drift.probe(root=copy, drift_bound=bound)
+    fresh = _probe.probe(root=copy, drift_bound=bound)
     before = fresh.raw
     outcome = repair_node(fresh, backup_dir=os.path.join(scratch, "backups"))
-    after = drift.read_checkpoint(fresh.path)
+    after = _probe.read_checkpoint(fresh.path)
     if outcome.changed or after != before:
         return ["verdict %s: the repair path changed the checkpoint (%s)" % (result.assessment.verdict, outcome.action)]
     return []
 
 
-def _judge_repair(judges: Mapping[str, str], rows: Dict[str, list], result: drift.ProbeResult, root: str, scratch: str,
+def _judge_repair(judges: Mapping[str, str], rows: Dict[str, list], result: _probe.ProbeResult, root: str, scratch: str,
                   bound: str) -> List[str]:
     copy = os.path.join(scratch, "repaired")
     shutil.copytree(root, copy, symlinks=True)
-    fresh = drift.probe(root=copy, drift_bound=bound)
+    fresh = _probe.probe(root=copy, drift_bound=bound)
     repaired = repair_node(fresh, backup_dir=os.path.join(scratch, "backups"))
     with open(fresh.path, "rb") as handle:
         written = handle.read()

@@ -146,7 +146,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks
     node_allocatable_reservation,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import Arg  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import (  # noqa: E402
     NodeMemory,
     compare_states,

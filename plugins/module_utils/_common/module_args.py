@@ -20,5 +20,5 @@ NODE_OPTIONS_SPEC: Dict[str, Dict[str, Any]] = {
 
 
 def probe_arguments(params: Dict[str, Any]) -> Dict[str, Any]:
-    """The keyword arguments of ``_drift.probe`` taken from module parameters."""
+    """The keyword arguments of ``_probe.probe`` taken from module parameters."""
     return {name: params[name] for name in NODE_OPTIONS_SPEC}

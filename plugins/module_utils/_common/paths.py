@@ -20,7 +20,7 @@ import os
 import posixpath
 from typing import List, Optional, Tuple
 
-__all__ = ["MAX_SYMLINKS", "under_root", "node_join", "list_node_dir"]
+__all__ = ["MAX_SYMLINKS", "under_root", "node_join", "list_dir", "list_node_dir"]
 
 MAX_SYMLINKS = 40  # the kernel's limit on links in one resolution (path_resolution(7), ELOOP beyond)
 
@@ -82,13 +82,24 @@ def under_root(root: str, node_path: str, follow: bool = True) -> str:
     return _resolve(root, path, follow)
 
 
-def list_node_dir(root: str, node_path: str) -> Tuple[Optional[List[str]], Optional[str]]:
-    """Sorted entry names of a node directory, ``(None, None)`` when it does not exist."""
+def list_dir(path: str, shown: str) -> Tuple[Optional[List[str]], Optional[str]]:
+    """Sorted entry names of the directory at host ``path``: the one lister of the engine.
+
+    One rule for every caller: a symbolic link to a directory is listed (``os.listdir`` follows it; the
+    links inside a root were already resolved by :func:`under_root`), ``(None, None)`` when nothing is
+    there, ``(None, problem)`` when it is not a directory or cannot be listed; ``shown`` names it in the
+    problem (the node path, or what kubelet calls it).
+    """
     try:
-        return sorted(os.listdir(under_root(root, node_path))), None
+        return sorted(os.listdir(path)), None
     except FileNotFoundError:
         return None, None
     except NotADirectoryError:
-        return None, "%s is not a directory" % node_path
+        return None, "%s is not a directory" % shown
     except OSError as error:
-        return None, "cannot list %s: %s" % (node_path, error.strerror or error)
+        return None, "cannot list %s: %s" % (shown, error.strerror or error)
+
+
+def list_node_dir(root: str, node_path: str) -> Tuple[Optional[List[str]], Optional[str]]:
+    """Sorted entry names of a node directory, ``(None, None)`` when it does not exist (:func:`list_dir`)."""
+    return list_dir(under_root(root, node_path), node_path)

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import ProbeResult, probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult, probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO, REPAIRABLE
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, kubelet_processes, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, read_history
@@ -35,7 +35,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.metrics import render_metrics, write_metrics
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, describe_bytes, parse_quantity
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import RepairError, repair_node
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import RepairError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 
 __all__ = ["PROGRAM", "GUARD_STATE", "BOOT_ID", "DEFAULT_TEXTFILE_DIR", "GuardTimeout", "read_boot_id", "main"]
 

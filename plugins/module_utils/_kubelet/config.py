@@ -18,7 +18,7 @@ Kubelet's ``NewKubeletCommand`` (cmd/kubelet/app/server.go; kubelet-layouts.md s
 
 Explicit options of the operator win over everything and are reported as such. The command
 line comes from :func:`_distributions.discover_kubelet` unless ``flags`` are given.
-:func:`load_kubelet_settings` is the entry point; the merge functions are pure.
+:func:`load_kubelet_settings` is the entry point; the merge functions are pure (:mod:`_kubelet.layers`).
 Stdlib only (YAML through :mod:`_yaml`), Python >= 3.9.
 """
 
@@ -30,129 +30,42 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import KubeletLaunch, discover_kubelet
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import (
-    DEFAULT_EVICTION_HARD_MEMORY,
     DEFAULT_ROOT_DIR,
-    DRIFT_TOLERANCE_GATE,
-    DRIFT_TOLERANCE_OPTION,
-    MEMORY_AVAILABLE,
-    POLICY_NONE,
-    POLICY_STATIC,
-    KubeletFlags,
     KubeletSettings,
-    MemoryReservation,
-    added_gate_problems,
-    effective_reserved_memory,
     go_quote,
-    eviction_memory,
-    memory_resources,
-    parse_kubelet_config,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.document import parse_kubelet_config
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import (
+    added_gate_problems,
     parse_kubelet_flags,
-    parse_reserved_memory_config,
-    parse_reserved_memory_override,
     split_args,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import effective_reserved_memory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import list_dir, node_join, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import ByteQuantity
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import Arg
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.layers import (
+    DEFAULT,
+    ConfigLayers,
+    _apply_flags,
+    _apply_layers,
+    _apply_overrides,
+    _Builder,
+    defaulted_config_file,
+    drift_tolerance,
+    kubelet_defaults,
+    merge_dropin,
+)
 
 __all__ = [
-    "MAP_FIELDS",
-    "ConfigLayers",
-    "kubelet_defaults",
-    "defaulted_config_file",
-    "merge_dropin",
     "go_ext",
     "walk_config_dir",
     "load_kubelet_settings",
 ]
 
-# The KubeletConfiguration fields the memory manager depends on.
-MAP_FIELDS = ("systemReserved", "kubeReserved", "evictionHard", "featureGates", "memoryManagerPolicyOptions")
-WHOLE_FIELDS = ("memoryManagerPolicy", "reservedMemory", "mergeDefaultEvictionSettings")
-# v1beta1 DefaultEvictionHard (pkg/kubelet/apis/config/v1beta1/defaults_linux.go).
-DEFAULT_EVICTION_HARD = {
-    MEMORY_AVAILABLE: DEFAULT_EVICTION_HARD_MEMORY,
-    "nodefs.available": "10%",
-    "nodefs.inodesFree": "5%",
-    "imagefs.available": "15%",
-    "imagefs.inodesFree": "5%",
-}
-DEFAULT = "default"
 
-
-class ConfigLayers(Record):
-    """The merged fields and, per field (and per ``field.key`` of maps), the layer that set it."""
-
-    document: Dict[str, Any] = factory(dict)
-    sources: Dict[str, str] = factory(dict)
-
-    def set_whole(self, key: str, value: Any, source: str) -> None:
-        self.document[key] = value
-        self.sources[key] = source
-        if key in MAP_FIELDS and isinstance(value, Mapping):
-            for item in value:
-                self.sources["%s.%s" % (key, item)] = source
-
-    def source_of(self, key: str, items: Sequence[str] = ()) -> str:
-        """Where ``key`` (or, for a map, the last of ``items`` that is set) came from."""
-        found = [self.sources["%s.%s" % (key, item)] for item in items if "%s.%s" % (key, item) in self.sources]
-        return found[-1] if found else self.sources.get(key, DEFAULT)
-
-
-# --------------------------------------------------------------------------- the layers (pure)
-
-
-def kubelet_defaults() -> ConfigLayers:
-    """Layer 1: ``options.NewKubeletConfiguration()`` for the fields we use."""
-    layers = ConfigLayers()
-    layers.set_whole("memoryManagerPolicy", POLICY_NONE, DEFAULT)
-    # No evictionHard: kubelet puts its default thresholds in only when --config names a file
-    # (cmd/kubelet/app/server.go loadConfigFile); with drop-ins or flags alone there is none.
-    layers.set_whole("featureGates", {}, DEFAULT)
-    return layers
-
-
-def defaulted_config_file(document: Mapping[str, Any], path: str) -> ConfigLayers:
-    """Layer 2: ``loadConfigFile`` replaces the defaults with the file, then v1beta1 defaulting."""
-    layers = ConfigLayers()
-    for key in MAP_FIELDS + WHOLE_FIELDS:
-        if document.get(key) is not None:
-            layers.set_whole(key, document[key], path)
-    if not layers.document.get("memoryManagerPolicy"):
-        layers.set_whole("memoryManagerPolicy", POLICY_NONE, DEFAULT)  # SetDefaults: "" -> None
-    if "evictionHard" not in layers.document:
-        layers.set_whole("evictionHard", dict(DEFAULT_EVICTION_HARD), DEFAULT)
-    elif document.get("mergeDefaultEvictionSettings") is True and isinstance(layers.document["evictionHard"], Mapping):
-        # loadConfigFile: the file's own flag adds the default thresholds it does not set (drop-ins never do).
-        merged = dict(layers.document["evictionHard"])
-        for signal, threshold in DEFAULT_EVICTION_HARD.items():
-            if signal not in merged:
-                merged[signal] = threshold
-                layers.sources["evictionHard.%s" % signal] = DEFAULT
-        layers.document["evictionHard"] = merged
-    return layers
-
-
-def merge_dropin(layers: ConfigLayers, document: Mapping[str, Any], path: str) -> None:
-    """Layer 3, one file: JSON merge patch of a drop-in (lists replaced, maps merged key-wise)."""
-    for key in MAP_FIELDS + WHOLE_FIELDS:
-        value = document.get(key)
-        if value is None:
-            continue  # absent or null: a merge patch leaves the decoded field as it was
-        current = layers.document.get(key)
-        if key in MAP_FIELDS and isinstance(value, Mapping) and isinstance(current, Mapping):
-            merged = dict(current)
-            for item, item_value in value.items():
-                if item_value is not None:
-                    merged[item] = item_value
-                    layers.sources["%s.%s" % (key, item)] = path
-            layers.document[key] = merged
-            layers.sources[key] = path
-        else:
-            layers.set_whole(key, value, path)
+# --------------------------------------------------------------------------- the --config-dir walk and its files
 
 
 def go_ext(name: str) -> str:
@@ -178,14 +91,11 @@ def walk_config_dir(
         if depth > MAX_NESTING:
             problems.append("kubelet --config-dir %s nests directories deeper than %d levels (not followed)" % (shown_dir, MAX_NESTING))
             return
-        try:
-            entries = set(os.listdir(under_root(root, read_dir)))
-        except FileNotFoundError:
-            problems.append("kubelet --config-dir %s does not exist (kubelet would not start)" % shown_dir)
+        listed, problem = list_dir(under_root(root, read_dir), "kubelet --config-dir " + shown_dir)
+        if listed is None:
+            problems.append(problem or "kubelet --config-dir %s does not exist (kubelet would not start)" % shown_dir)
             return
-        except OSError as error:
-            problems.append("cannot list kubelet --config-dir %s: %s" % (shown_dir, error.strerror or error))
-            return
+        entries = set(listed)
         entries |= {path.rsplit("/", 1)[1] for path in redirects if path.rsplit("/", 1)[0] == shown_dir}
         for name in sorted(entries):
             shown = node_join(shown_dir, name)
@@ -216,101 +126,6 @@ def _load_document(root: str, node_path: str, require_kind: bool) -> Tuple[Optio
     if problems:
         return None, "%s: %s" % (node_path, "; ".join(problems))
     return document, None
-
-
-# --------------------------------------------------------------------------- from layers to settings
-
-
-class _Builder(Record):
-    """Scratch state of :func:`load_kubelet_settings`; frozen into ``KubeletSettings`` at the end."""
-
-    policy: str = POLICY_NONE
-    entries: Tuple[MemoryReservation, ...] = ()
-    system_reserved: Dict[str, ByteQuantity] = factory(dict)
-    kube_reserved: Dict[str, ByteQuantity] = factory(dict)
-    eviction_hard_memory: Optional[str] = DEFAULT_EVICTION_HARD_MEMORY
-    field_sources: Dict[str, str] = factory(dict)
-    problems: List[str] = factory(list)
-
-
-def _memory_keys(value: object) -> List[str]:
-    return [key for key in value if isinstance(key, str) and (key == "memory" or key.startswith("hugepages-"))] if isinstance(value, Mapping) else []
-
-
-def _apply_layers(builder: _Builder, layers: ConfigLayers) -> None:
-    document, problems = layers.document, builder.problems
-    policy = document.get("memoryManagerPolicy")
-    if isinstance(policy, str):
-        builder.policy = policy or POLICY_NONE
-    else:
-        problems.append("kubelet config: memoryManagerPolicy must be a string, got %r" % (policy,))
-    builder.field_sources["policy"] = layers.source_of("memoryManagerPolicy")
-    entries, entry_problems = parse_reserved_memory_config(document.get("reservedMemory"))
-    problems.extend("kubelet config: %s" % item for item in entry_problems)
-    builder.entries = entries
-    builder.field_sources["reserved_memory"] = layers.source_of("reservedMemory")
-    for key, attribute in (("systemReserved", "system_reserved"), ("kubeReserved", "kube_reserved")):
-        resources, resource_problems = memory_resources(document.get(key), key)
-        problems.extend("kubelet config: %s" % item for item in resource_problems)
-        setattr(builder, attribute, resources or {})
-        builder.field_sources[attribute] = layers.source_of(key, _memory_keys(document.get(key)))
-    threshold, eviction_problems = eviction_memory(document.get("evictionHard", {}), "evictionHard")
-    problems.extend("kubelet config: %s" % item for item in eviction_problems)
-    builder.eviction_hard_memory = threshold
-    builder.field_sources["eviction_hard"] = layers.source_of("evictionHard", [MEMORY_AVAILABLE])
-
-
-def _apply_flags(builder: _Builder, flags: KubeletFlags) -> None:
-    """Layer 4: ``kubeletConfigFlagPrecedence``."""
-    builder.problems.extend("kubelet flags: %s" % item for item in flags.problems)
-    if flags.policy is not None:
-        builder.policy = flags.policy
-        builder.field_sources["policy"] = flags.origins["memory-manager-policy"]
-    if flags.reserved_memory is not None:
-        builder.entries = flags.reserved_memory
-        builder.field_sources["reserved_memory"] = flags.origins["reserved-memory"]
-    for attribute, flag in (("system_reserved", "system-reserved"), ("kube_reserved", "kube-reserved")):
-        value = getattr(flags, attribute)
-        if value is not None:
-            resources, resource_problems = memory_resources(value, "--" + flag)
-            builder.problems.extend("kubelet flags: %s" % item for item in resource_problems)
-            setattr(builder, attribute, resources or {})
-            builder.field_sources[attribute] = flags.origins[flag]
-    if flags.eviction_hard is not None:
-        builder.eviction_hard_memory = flags.eviction_hard.get(MEMORY_AVAILABLE)
-        builder.field_sources["eviction_hard"] = flags.origins["eviction-hard"]
-
-
-def _apply_overrides(builder: _Builder, policy: object, reserved_memory: object) -> None:
-    if policy is not None:
-        if isinstance(policy, str):
-            builder.policy = policy
-            builder.field_sources["policy"] = "option policy"
-        else:
-            builder.problems.append("policy override must be a string, got %r" % (policy,))
-    if reserved_memory is not None:
-        entries, problems = parse_reserved_memory_override(reserved_memory)
-        builder.problems.extend(problems)
-        builder.entries = entries
-        builder.field_sources["reserved_memory"] = "option reserved_memory"
-
-
-def drift_tolerance(layers: ConfigLayers, flags: KubeletFlags, policy: str) -> Optional[str]:
-    """KEP-6232: the tolerance kubelet applies itself, or ``None`` (gate off, option ``off``, not Static).
-
-    The gate is read with the command line's gates below the config's; the option defaults
-    to ``auto`` (kubernetes#142121: "auto (default)").
-    """
-    gates = dict(flags.feature_gates or {})
-    config_gates = layers.document.get("featureGates")
-    if isinstance(config_gates, Mapping):
-        gates.update((key, value) for key, value in config_gates.items() if isinstance(value, bool))
-    if gates.get(DRIFT_TOLERANCE_GATE) is not True or policy != POLICY_STATIC:
-        return None
-    options = layers.document.get("memoryManagerPolicyOptions")
-    option = options.get(DRIFT_TOLERANCE_OPTION, "auto") if isinstance(options, Mapping) else "auto"
-    option = str(option).strip()
-    return None if option == "off" else option
 
 
 # --------------------------------------------------------------------------- the loader

@@ -20,7 +20,7 @@ import re
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import UINT64_MAX as _UINT64_MAX
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import list_dir, under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import FileTooLargeError, NotRegularFileError, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import replace
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem import kernel_image_from_iomem
@@ -67,10 +67,11 @@ def _read_text(path: str) -> Tuple[Optional[str], Optional[str]]:
 
 
 def _list_dir(path: str) -> Tuple[List[str], Optional[str]]:
-    try:
-        return sorted(os.listdir(path)), None
-    except OSError as error:
-        return [], "cannot list %s: %s" % (path, error.strerror or error)
+    """The entries of a sysfs directory; a missing one is a problem here (``_common.paths.list_dir``)."""
+    entries, problem = list_dir(path, path)
+    if entries is None:
+        return [], problem or "%s does not exist" % path
+    return entries, None
 
 
 def _numa_node_dirs(node_root: str) -> Tuple[Dict[int, str], List[str]]:

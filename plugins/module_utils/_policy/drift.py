@@ -8,7 +8,7 @@ an :class:`Assessment` out. It lists every cause it finds, each tagged with a ve
 from the vocabulary of docs/modules.md (Verdicts), and the verdict is the first of them in this order
 (kubelet's own restore order, then the fields that must match exactly, then the bound).
 The repair plan is the fully recomputed machine state (what ``getDefaultMachineState`` and ``validateState`` recompute; docs/safety.md), never a
-patch of the deltas. :func:`probe` is the one function here that reads files.
+patch of the deltas. Nothing here reads a node: :mod:`_probe` reads one and calls :func:`assess`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.mod
     CHECKPOINT_FILE_NAME,
     CheckpointFields,
     ERAS,
-    MAX_CHECKPOINT_BYTES,
     NodeMap,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
@@ -29,9 +28,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks
     CONFIG_FIELD_NAMES,
     configuration_rejections,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import (
     MEMORY,
     NodeMemory,
@@ -42,7 +38,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem import auto_bound_bytes
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes, parse_quantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, TOLERATED, VERDICTS, remediate_advice
@@ -54,7 +49,6 @@ __all__ = [
     "Assessment",
     "resolve_bound",
     "assess",
-    "probe",
     "verify_written",
 ]
 
@@ -377,60 +371,3 @@ def verify_written(content: bytes, plan: RepairPlan) -> List[str]:
     if content != plan.content:
         problems.append("the file's bytes differ from the planned bytes")
     return problems
-
-
-def checkpoint_path(root: str, kubelet_root_dir: str) -> str:
-    """Host path of ``<root dir>/memory_manager_state`` (``memoryManagerStateFileName``; the root dir only moves with ``--root-dir``)."""
-    return under_root(root, node_join(kubelet_root_dir, CHECKPOINT_FILE_NAME), follow=False)
-
-
-def read_checkpoint(path: str) -> Optional[bytes]:
-    """The file's bytes, or None when nothing is at ``path``; reads at most the size limit + 1.
-
-    Only a regular file is read (``_files.read_regular_file``): a symbolic link (dangling or
-    not), a directory, FIFO, socket or device raises ``_files.NotRegularFileError`` naming the
-    path, at once (docs/safety.md: a symlinked checkpoint is refused, never followed).
-    """
-    try:
-        return read_regular_file(path, MAX_CHECKPOINT_BYTES + 1, truncate=True)
-    except FileNotFoundError:
-        return None
-
-
-class ProbeResult(Record, frozen=True):
-    """One node's assessment with what it was computed from (``raw`` = the file's bytes)."""
-
-    assessment: Assessment
-    settings: KubeletSettings
-    node: NodeFacts
-    path: str
-    raw: Optional[bytes]
-
-
-def probe(
-    root: str = "/",
-    kubelet_root_dir: Optional[str] = None,
-    kubelet_config: Optional[str] = None,
-    kubelet_config_dir: Optional[str] = None,
-    drift_bound: str = "auto",
-    policy: Optional[str] = None,
-    reserved_memory: Optional[object] = None,
-    kubelet_flags: Optional[object] = None,
-) -> ProbeResult:
-    """Read one node through ``root`` and assess it."""
-    settings = load_kubelet_settings(
-        root=root,
-        kubelet_root_dir=kubelet_root_dir,
-        config_path=kubelet_config,
-        config_dir=kubelet_config_dir,
-        flags=kubelet_flags,
-        policy=policy,
-        reserved_memory=reserved_memory,
-    )
-    node = read_node_facts(root)
-    path = checkpoint_path(root, settings.root_dir)
-    raw = read_checkpoint(path)
-    return ProbeResult(assess(raw, node, settings, drift_bound), settings, node, path, raw)
-
-
-__all__ += ["ProbeResult", "checkpoint_path", "read_checkpoint"]

@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Optional
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import ProbeResult
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import kubelet_processes
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import (
-    RepairOutcome,
-    repair_node,
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import RepairOutcome
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.sideline import (
     restore_checkpoint,
     sideline_checkpoint,
 )
@@ -66,7 +66,7 @@ def kubelet_refusal(step: str, root: str, force: bool, path: str, proc_dir: str 
 def run_step(step: str, result: ProbeResult, options: Dict[str, Any], backup: bool = True, loop_max_repairs: int = 3,
              backup_file: Optional[str] = None) -> RepairOutcome:
     """Make ``step``'s write; ``options`` are those every write takes (backup_dir, history_file, by, dry_run,
-    lock_timeout, loop_window_hours). Raises :class:`_write.repair.RepairError` as the writes do."""
+    lock_timeout, loop_window_hours). Raises :class:`_write.procedure.RepairError` as the writes do."""
     if step == RESTORE:
         return restore_checkpoint(result, backup=backup, backup_file=backup_file, **options)
     if step in (CLEANUP, SIDELINE):

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import settings as kubelet
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.document import parse_kubelet_config
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import parse_reserved_memory_flag
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem import parse_kernel_image_range
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.parsers import (
     parse_block_size,
@@ -29,8 +30,12 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, parse_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import walk_config_dir
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING, bounded_int, load_json, nesting_depth
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import parse_env_file, parse_unit_lines
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import YamlError, load
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import (
+    parse_env_file,
+    parse_unit_lines,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.yamlscalar import YamlError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import load
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -120,7 +125,7 @@ def test_yaml_reader(text):
 @FAST
 @given(TEXTS)
 def test_kubelet_config_reader(text):
-    document, problems = kubelet.parse_kubelet_config(text)
+    document, problems = parse_kubelet_config(text)
     assert (document is None) == bool(problems)
 
 
@@ -166,7 +171,7 @@ def test_env_and_unit_readers(text):
     parse_env_file("A=%s\n" % text)
     parse_unit_lines("[Service]\nExecStart=%s\n" % text, "/u.service")
     try:
-        kubelet.parse_reserved_memory_flag("%s:memory=%s" % (text[:9000], text[:64]))
+        parse_reserved_memory_flag("%s:memory=%s" % (text[:9000], text[:64]))
     except ValueError as error:
         assert "Exceeds the limit" not in str(error)
 

@@ -14,6 +14,7 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import files as _files
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair as _repair
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import procedure as _procedure
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import states as _states
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import ERAS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
@@ -268,6 +269,7 @@ def test_failed_verification_puts_the_original_back(run, tmp_path, monkeypatch):
         _files.atomic_write(target, content, *args, **kwargs)
 
     monkeypatch.setattr(_repair, "atomic_write", damaging_write)
+    monkeypatch.setattr(_procedure, "atomic_write", damaging_write)
     result = run(kubelet_mm_checkpoint, {"root": root})
     assert result["failed"] is True
     assert result["msg"].startswith("the written checkpoint failed verification, the original was put back: ")
@@ -322,6 +324,7 @@ def test_a_failed_write_leaves_the_original_and_removes_its_backup(run, tmp_path
         raise _files.WriteError(target, "writing a temporary file", OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), replaced=False)
 
     monkeypatch.setattr(_repair, "atomic_write", disk_full)
+    monkeypatch.setattr(_procedure, "atomic_write", disk_full)
     result = run(kubelet_mm_checkpoint, {"root": root})
     assert result["failed"] is True
     assert result["msg"].startswith("could not write %s: " % path)

@@ -13,9 +13,10 @@ import time
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import lock as _lock
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair as _repair
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import procedure as _procedure
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file, tree_snapshot
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, read_bytes
@@ -134,7 +135,7 @@ def test_an_unwritable_history_does_not_undo_the_repair(run, tmp_path, monkeypat
     def disk_full(path, entries):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
 
-    monkeypatch.setattr(_repair, "write_history", disk_full)
+    monkeypatch.setattr(_procedure, "write_history", disk_full)
     result = run(kubelet_mm_checkpoint, {"root": root})
     assert result["changed"] is True
     assert "(the repair history %s could not be written: " % history in result["message"]
@@ -180,7 +181,7 @@ def test_a_repair_done_meanwhile_by_another_run_is_not_a_change(run, tmp_path, m
 
     def probe_then_another_run_repairs(**kwargs):
         result = real_probe(**kwargs)
-        other = _repair.repair_node(_drift.probe(root=root), by="guard")
+        other = _repair.repair_node(_probe.probe(root=root), by="guard")
         assert other.changed is True
         by_the_other_run.append(read_bytes(checkpoint_file(root)))
         return result

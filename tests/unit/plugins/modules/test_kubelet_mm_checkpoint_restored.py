@@ -10,7 +10,8 @@ import os
 import stat
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import files as _files
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair as _repair
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import procedure as _procedure
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import sideline as _sideline
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file, tree_snapshot
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, read_bytes
@@ -128,7 +129,8 @@ def test_a_failed_restore_leaves_the_checkpoint_and_no_misleading_copy(run, tmp_
             raise _files.WriteError(target, "writing a temporary file", OSError(errno.EROFS, os.strerror(errno.EROFS)), replaced=False)
         return _files.atomic_write(target, content, *args, **kwargs)
 
-    monkeypatch.setattr(_repair, "atomic_write", read_only)
+    monkeypatch.setattr(_sideline, "atomic_write", read_only)
+    monkeypatch.setattr(_procedure, "atomic_write", read_only)
     result = run(kubelet_mm_checkpoint, {"root": root, "state": "restored"})
     assert result["failed"] is True
     assert result["touched"] is False

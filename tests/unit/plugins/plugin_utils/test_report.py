@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, PodEntry
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, pinned_pods
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate, _report
@@ -28,7 +29,7 @@ def drifted_node(tmp_path, node1_kb=45260, hugepages_1g=0, current_hugepages=Non
 
 
 def facts_of(root, **options):
-    return assessment_facts(_drift.probe(root=root, **options))
+    return assessment_facts(_probe.probe(root=root, **options))
 
 
 # --------------------------------------------------------------------------- the facts' pinned pods

@@ -9,7 +9,7 @@ import inspect
 
 from ansible_collections.nodeops.numa_drift.plugins.doc_fragments.node_options import ModuleDocFragment
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 
 import yaml
 

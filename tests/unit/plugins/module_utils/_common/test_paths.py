@@ -16,8 +16,16 @@ import shutil
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import MAX_SYMLINKS, node_join, under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import (
+    MAX_SYMLINKS,
+    list_dir,
+    list_node_dir,
+    node_join,
+    under_root,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import walk_config_dir
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import NodeReadError, read_node_facts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     KIB,
     MIB,
@@ -135,3 +143,48 @@ def test_a_symlink_loop_under_root_is_eloop_as_on_the_node(tmp_path):
         os.symlink("/chain/%d" % (index + 1), _host(root, "/chain/%d" % index))
     open(_host(root, "/chain/%d" % MAX_SYMLINKS), "w").close()
     assert under_root(root, "/chain/0") == _host(root, "/chain/%d" % MAX_SYMLINKS)
+
+
+# --------------------------------------------------------------------------- the one lister
+
+
+def test_list_dir_sorts_and_follows_a_link_to_a_directory(tmp_path):
+    (tmp_path / "real").mkdir()
+    for name in ("b", "a", "c.conf"):
+        (tmp_path / "real" / name).write_text("")
+    os.symlink("real", str(tmp_path / "link"))
+    assert list_dir(str(tmp_path / "real"), "/shown") == (["a", "b", "c.conf"], None)
+    assert list_dir(str(tmp_path / "link"), "/shown") == (["a", "b", "c.conf"], None)
+
+
+def test_list_dir_missing_not_a_directory_and_unlistable(tmp_path):
+    (tmp_path / "file").write_text("x")
+    os.symlink("nowhere", str(tmp_path / "dangling"))
+    os.symlink("loop", str(tmp_path / "loop"))
+    assert list_dir(str(tmp_path / "absent"), "/absent") == (None, None)
+    assert list_dir(str(tmp_path / "dangling"), "/dangling") == (None, None)
+    assert list_dir(str(tmp_path / "file"), "/etc/file") == (None, "/etc/file is not a directory")
+    assert list_dir(str(tmp_path / "loop"), "/loop") == (None, "cannot list /loop: %s" % os.strerror(errno.ELOOP))
+
+
+def test_list_node_dir_resolves_an_absolute_link_under_root(tmp_path):
+    root = tmp_path / "node"
+    (root / "etc" / "real.d").mkdir(parents=True)
+    (root / "etc" / "real.d" / "10.conf").write_text("")
+    os.symlink("/etc/real.d", str(root / "etc" / "link.d"))  # a node path: resolved from root, not from this machine's /
+    assert list_node_dir(str(root), "/etc/link.d") == (["10.conf"], None)
+    assert list_node_dir(str(root), "/etc/absent.d") == (None, None)
+
+
+def test_every_lister_uses_the_one_rule(tmp_path):
+    """The --config-dir walk and sysfs name what they list in the lister's words; only what a missing
+    directory means is theirs (kubelet refuses a missing --config-dir; sysfs without nodes is no topology)."""
+    root = tmp_path / "node"
+    (root / "etc").mkdir(parents=True)
+    (root / "etc" / "kubelet.conf.d").write_text("not a directory")
+    assert walk_config_dir(str(root), "/etc/kubelet.conf.d") == ([], ["kubelet --config-dir /etc/kubelet.conf.d is not a directory"])
+    assert walk_config_dir(str(root), "/etc/absent.d") == ([], ["kubelet --config-dir /etc/absent.d does not exist (kubelet would not start)"])
+    missing = "%s does not exist: kubelet would see no NUMA topology and no memory" % under_root(str(root), "/sys/devices/system/node")
+    with pytest.raises(NodeReadError) as raised:
+        read_node_facts(str(root))
+    assert missing in str(raised.value)

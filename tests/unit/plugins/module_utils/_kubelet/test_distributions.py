@@ -17,9 +17,10 @@ import os
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import discover_kubelet
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import go_ext, walk_config_dir
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import load_service, parse_env_file, split_words
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import load_service
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import parse_env_file, split_words
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import OMIT
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     GIB,

@@ -17,9 +17,9 @@ import os
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import k0s_extra_args
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import expand_specifiers
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappers import k0s_extra_args
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import expand_specifiers
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import GIB, MIB, tree_snapshot
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils._kubelet.test_distributions import (
     STATIC,

@@ -13,14 +13,8 @@ import pytest
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import (
     KubeletSettings,
     MemoryReservation,
-    effective_reserved_memory,
-    parse_eviction_hard_flag,
-    parse_key_value_flag,
-    parse_kubelet_flags,
-    parse_reserved_memory_config,
-    parse_reserved_memory_flag,
-    parse_reserved_memory_override,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import parse_kubelet_flags
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks import (
     eviction_hard_memory_reservation,
     node_allocatable_errors,
@@ -30,7 +24,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import ByteQuantity, quantity_text
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import parse_env_file
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import build_node_tree
 
 MiB = 1024 * 1024
@@ -107,193 +100,6 @@ def test_byte_quantity_is_an_int():
     assert quantity == GiB and {"memory": quantity} == {"memory": GiB}
     assert quantity + 1 == GiB + 1
     assert repr(quantity) == "ByteQuantity(1073741824, 'BinarySI')"
-
-
-# --------------------------------------------------------------------------- flag parsers
-
-
-def test_reserved_memory_flag():
-    entries = parse_reserved_memory_flag("0:memory=1Gi,hugepages-1Gi=2Gi;1:memory=2Gi")
-    assert entries == (
-        MemoryReservation(0, (("memory", GiB), ("hugepages-1Gi", 2 * GiB))),
-        MemoryReservation(1, (("memory", 2 * GiB),)),
-    )
-    assert entries[0].limits[0][1].format == "BinarySI"
-
-
-@pytest.mark.parametrize(
-    "value, message",
-    [
-        (
-            "0memory=1Gi",
-            "the reserved memory has incorrect format, expected numaNodeID:type=quantity[,type=quantity...], got 0memory=1Gi",
-        ),
-        (
-            "0:memory=1Gi;",
-            "the reserved memory has incorrect format, expected numaNodeID:type=quantity[,type=quantity...], got ",
-        ),
-        ("x:memory=1Gi", "failed to convert the NUMA node ID, exptected integer, got x"),
-        ("0:memory", "the reserved limit has incorrect value, expected type=quantatity, got memory"),
-        ("0:cpu=1", 'memory type conversion error, unknown type: "cpu"'),
-        ("0:memory=lots", "failed to parse the quantatity, expected quantatity, got lots"),
-    ],
-)
-def test_reserved_memory_flag_errors_use_kubelet_text(value, message):
-    with pytest.raises(ValueError) as error:
-        parse_reserved_memory_flag(value)
-    assert str(error.value) == message
-
-
-def test_reserved_memory_keeps_negative_values_and_refuses_oversized_ones():
-    # Kubelet's ReservedMemoryVar.Set and its config validation let a negative quantity through (only zero is
-    # refused): validateReservedMemory sums it as it is, convertReserved keeps it as an int64.
-    (entry,) = parse_reserved_memory_flag("0:memory=-1Gi")
-    assert entry.limits == (("memory", -GIB_BYTES),)
-    entries, problems = parse_reserved_memory_config([{"numaNode": 1, "limits": {"memory": "-512Mi"}}])
-    assert problems == [] and int(entries[0].limits[0][1]) == -512 * 1024 * 1024
-    with pytest.raises(ValueError, match="signed 64-bit"):
-        parse_reserved_memory_flag("0:memory=8Ei")
-
-
-def test_key_value_flag():
-    assert parse_key_value_flag("memory=1Gi, cpu=500m,,") == {"memory": "1Gi", "cpu": "500m"}
-    assert parse_key_value_flag("") == {}
-    with pytest.raises(ValueError, match="malformed pair, expect string=string"):
-        parse_key_value_flag("memory")
-
-
-def test_eviction_hard_flag():
-    assert parse_eviction_hard_flag("memory.available<100Mi,nodefs.available<10%") == {
-        "memory.available": "100Mi",
-        "nodefs.available": "10%",
-    }
-    with pytest.raises(ValueError, match="malformed pair, expect string<string"):
-        parse_eviction_hard_flag("memory.available=100Mi")
-
-
-def test_kubelet_flags_in_every_form():
-    flags = parse_kubelet_flags(
-        [
-            "/usr/bin/kubelet",
-            "--root-dir",
-            "/data/kubelet",
-            "--memory-manager-policy=None",
-            "--reserved-memory",
-            "0:memory=1Gi",
-            "--register-node",
-            "--reserved-memory=1:memory=2Gi;2:memory=3Gi",
-            "--memory-manager-policy",
-            "Static",
-            "--system-reserved=memory=1Gi,cpu=1",
-            "--system-reserved",
-            "memory=2Gi",
-            "--kube-reserved=memory=512Mi",
-            "--eviction-hard=memory.available<500Mi",
-            "--config=/etc/kubernetes/kubelet.yaml",
-            "-v=2",
-        ]
-    )
-    assert flags.problems == ()
-    assert flags.root_dir == "/data/kubelet"
-    assert flags.policy == "Static"  # last one wins
-    assert [entry.numa_node for entry in flags.reserved_memory] == [0, 1, 2]  # every occurrence appends
-    assert flags.system_reserved == {"memory": "2Gi", "cpu": "1"}  # later occurrences add keys
-    assert flags.kube_reserved == {"memory": "512Mi"}
-    assert flags.eviction_hard == {"memory.available": "500Mi"}
-    assert flags.config == "/etc/kubernetes/kubelet.yaml"
-
-
-def test_kubelet_flags_stop_at_double_dash_and_report_missing_values():
-    flags = parse_kubelet_flags(["--root-dir=/a", "--", "--root-dir=/b"])
-    assert flags.root_dir == "/a"
-    flags = parse_kubelet_flags(["--root-dir=/a", "--reserved-memory"])
-    assert flags.reserved_memory is None
-    assert flags.problems == ("flag needs an argument: --reserved-memory",)
-
-
-def test_kubelet_flags_report_bad_values_like_pflag():
-    flags = parse_kubelet_flags(["--reserved-memory=0:cpu=1", "--system-reserved", "memory"])
-    assert flags.problems == (
-        'invalid argument "0:cpu=1" for "--reserved-memory" flag: memory type conversion error, unknown type: "cpu"',
-        'invalid argument "memory" for "--system-reserved" flag: malformed pair, expect string=string',
-    )
-
-
-def test_env_file_parsing():
-    text = (
-        "# written by kubeadm\n"
-        'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock '
-        '--reserved-memory=0:memory=1Gi;1:memory=1Gi"\n'
-        "; another comment\n"
-        "KUBELET_EXTRA_ARGS='--root-dir /data/kubelet'\n"
-        "PLAIN=--a --b\n"
-        "not a variable line\n"
-        "1BAD=x\n"
-    )
-    variables, problems = parse_env_file(text)
-    assert variables == {
-        "KUBELET_KUBEADM_ARGS": "--container-runtime-endpoint=unix:///run/containerd/containerd.sock "
-        "--reserved-memory=0:memory=1Gi;1:memory=1Gi",
-        "KUBELET_EXTRA_ARGS": "--root-dir /data/kubelet",
-        "PLAIN": "--a --b",
-    }
-    assert [problem.split(":")[0] for problem in problems] == ["line 6", "line 7"]
-
-
-# --------------------------------------------------------------------------- config parsers
-
-
-def test_reserved_memory_config_list():
-    entries, problems = parse_reserved_memory_config(
-        [{"numaNode": 0, "limits": {"memory": "1Gi", "hugepages-2Mi": 1073741824}}, {"numaNode": 1, "limits": {}}]
-    )
-    assert problems == []
-    assert entries == (MemoryReservation(0, (("memory", GiB), ("hugepages-2Mi", GiB))), MemoryReservation(1, ()))
-    assert entries[0].limits[1][1].format == "DecimalSI"  # a JSON number
-
-
-@pytest.mark.parametrize(
-    "value, fragment",
-    [
-        ("0:memory=1Gi", "reservedMemory must be a list"),
-        ([["numaNode", 0]], "reservedMemory[0] must be a mapping"),
-        ([{"numaNode": "0", "limits": {"memory": "1Gi"}}], "numaNode must be an integer, got '0'"),
-        ([{"numaNode": True, "limits": {"memory": "1Gi"}}], "numaNode must be an integer"),
-        ([{"numaNode": 2 ** 40, "limits": {"memory": "1Gi"}}], "does not fit in 32 bits"),
-        ([{"numaNode": 0, "limits": ["memory"]}], "limits must be a mapping"),
-        ([{"numaNode": 0, "limits": {"memory": "-9Ei"}}], "signed 64-bit"),
-        ([{"numaNode": 0, "limits": {"memory": "99999999999Ei"}}], "does not fit in 64 bits"),
-        ([{"numaNode": 0, "limits": {"memory": 2 ** 63}}], "signed 64-bit"),
-        ([{"numaNode": 0, "limits": {"memory": True}}], "boolean"),
-        ([{"numaNode": 0, "limits": {"memory": float("inf")}}], "got float"),
-        ([{"numaNode": 0, "limits": {"memory": "1 Gi"}}], "is not a Kubernetes quantity"),
-    ],
-)
-def test_reserved_memory_config_hostile_values_are_problems(value, fragment):
-    entries, problems = parse_reserved_memory_config(value)
-    assert len(problems) == 1 and fragment in problems[0]
-    assert all(-(2 ** 63) <= quantity < 2 ** 63 for entry in entries for _name, quantity in entry.limits)
-
-
-def test_reserved_memory_override_dict_with_string_keys():
-    entries, problems = parse_reserved_memory_override({"1": {"memory": "2Gi"}, 0: {"memory": 1073741824}})
-    assert problems == []
-    assert [(entry.numa_node, dict(entry.limits)) for entry in entries] == [(0, {"memory": GiB}), (1, {"memory": 2 * GiB})]
-
-
-def test_reserved_memory_override_rejects_bad_shapes():
-    assert parse_reserved_memory_override("0:memory=1Gi")[1][0].startswith("reserved_memory must be a mapping")
-    entries, problems = parse_reserved_memory_override({"zero": {"memory": "1Gi"}, 1: {"memory": "1Gi"}})
-    assert [entry.numa_node for entry in entries] == [1]
-    assert problems == ["reserved_memory: 'zero' is not a NUMA node number"]
-
-
-def test_later_reservation_overwrites_earlier_per_node():
-    entries = (
-        MemoryReservation(0, (("memory", ByteQuantity(GiB)),)),
-        MemoryReservation(0, (("memory", ByteQuantity(2 * GiB)), ("hugepages-1Gi", ByteQuantity(GiB)))),
-    )
-    assert effective_reserved_memory(entries) == {0: {"memory": 2 * GiB, "hugepages-1Gi": GiB}}
 
 
 # --------------------------------------------------------------------------- loading

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import find_dropins, find_unit, split_words
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import find_dropins, find_unit
 
 
 def write(root, node_path, text=""):
@@ -15,12 +15,6 @@ def write(root, node_path, text=""):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
-
-
-def test_split_words_unquotes_and_unescapes_as_systemd():
-    # A backslash before a space keeps the space in the word, as systemd's extract_first_word(EXTRACT_CUNESCAPE) does.
-    assert split_words('/usr/bin/kubelet "--a=b c" \'--d\' e\\ f') == (["/usr/bin/kubelet", "--a=b c", "--d", "e f"], None)
-    assert split_words('"unterminated')[1] == 'unterminated " quote'
 
 
 def test_the_unit_of_highest_precedence_wins_and_a_masked_unit_is_named(tmp_path):

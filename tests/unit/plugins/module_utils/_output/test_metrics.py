@@ -9,7 +9,7 @@ import os
 import stat
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output import metrics
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import VERDICTS
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import KIB, MIB, guaranteed_pods, two_node_boot, write_kubelet_node
 

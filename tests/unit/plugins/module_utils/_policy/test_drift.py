@@ -16,6 +16,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.che
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_for_layout, marshal_legacy
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, ERAS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, parse_quantity
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
@@ -55,7 +56,7 @@ def image_iomem(span, ram_end=512 * GIB):
 
 def probe(tmp_path, recorded, current=None, bound="auto", **options):
     root = write_kubelet_node(str(tmp_path / "node"), recorded, current, **options)
-    return drift.probe(root=root, drift_bound=bound)
+    return _probe.probe(root=root, drift_bound=bound)
 
 
 def assert_plan_is_what_kubelet_writes(result, current, pods, layout="legacy", reserved=None):
@@ -234,7 +235,7 @@ def test_reserved_changed(tmp_path):
     before = two_node_boot()
     root = write_kubelet_node(str(tmp_path / "n"), before, reserved=uniform_reserved([0, 1]),
                               config=kubelet_config(uniform_reserved([0, 1], 2 * GIB)))
-    result = drift.probe(root=root)
+    result = _probe.probe(root=root)
     assert result.assessment.verdict == "reserved_changed"
     assert any("system_reserved" in message for message in result.assessment.causes_for("reserved_changed"))
 
@@ -352,9 +353,9 @@ def test_hostile_node_trees_give_a_verdict_not_a_traceback(tmp_path, tree_option
 def test_bound_option_validation(tmp_path):
     root = build_node_tree(str(tmp_path))
     with pytest.raises(QuantityError):
-        drift.probe(root=root, drift_bound="12 parsecs")
+        _probe.probe(root=root, drift_bound="12 parsecs")
     with pytest.raises(QuantityError):
-        drift.probe(root=root, drift_bound="-1Mi")
+        _probe.probe(root=root, drift_bound="-1Mi")
 
 
 def test_facts_view(tmp_path):
@@ -391,7 +392,7 @@ def test_a_policy_name_kubelet_does_not_know_is_a_rejected_configuration_not_a_p
 def test_a_rejected_configuration_comes_before_a_missing_checkpoint(tmp_path):
     root = write_kubelet_node(str(tmp_path / "n"), two_node_boot(), config=kubelet_config(uniform_reserved([0, 1]), policy="static"))
     os.remove(os.path.join(root, "var/lib/kubelet/memory_manager_state"))
-    assert drift.probe(root=root).assessment.verdict == "kubelet_config_rejected"
+    assert _probe.probe(root=root).assessment.verdict == "kubelet_config_rejected"
 
 
 def test_a_feature_gate_older_releases_refuse_is_a_rejected_configuration_even_without_checkpoint(tmp_path):
@@ -400,7 +401,7 @@ def test_a_feature_gate_older_releases_refuse_is_a_rejected_configuration_even_w
     config = dict(kubelet_config(uniform_reserved([0, 1])), featureGates={"PodLevelResources": True, "PodLevelResourceManagers": True})
     root = write_kubelet_node(str(tmp_path / "n"), two_node_boot(), config=config)
     os.remove(os.path.join(root, "var/lib/kubelet/memory_manager_state"))
-    assessment = drift.probe(root=root).assessment
+    assessment = _probe.probe(root=root).assessment
     assert assessment.verdict == "kubelet_config_rejected"
     assert "PodLevelResourceManagers" in assessment.causes[0].message and "1.34, 1.35 refuse" in assessment.causes[0].message
     assert not assessment.repairable

@@ -15,8 +15,8 @@ import stat
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import procedure, repair
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import history_path
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     GIB,
@@ -51,7 +51,7 @@ def test_repair_writes_the_plan_keeps_a_private_backup_and_records_it(tmp_path):
     assert read(checkpoint_file(root)) == result.assessment.plan.content
     assert probe(root).assessment.verdict == "in_sync"
     # The original bytes, mode 0600 in a 0700 directory under <root>/var/lib/nodeops-numa-drift/backups.
-    assert os.path.dirname(outcome.backup_file) == repair.default_backup_dir(root)
+    assert os.path.dirname(outcome.backup_file) == procedure.default_backup_dir(root)
     assert read(outcome.backup_file) == original
     assert stat.S_IMODE(os.stat(outcome.backup_file).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(os.path.dirname(outcome.backup_file)).st_mode) == 0o700
@@ -87,11 +87,11 @@ def test_a_checkpoint_rewritten_after_the_probe_is_not_overwritten(tmp_path):
     foreign = read(checkpoint_file(other))[:-1] + b" "  # kubelet (or someone) wrote the file meanwhile
     with open(checkpoint_file(root), "wb") as handle:
         handle.write(foreign)
-    with pytest.raises(repair.RepairError) as raised:
+    with pytest.raises(procedure.RepairError) as raised:
         repair.repair_node(result)
     assert "changed while it was being assessed" in raised.value.message and "Nothing was touched" in raised.value.message
     assert read(checkpoint_file(root)) == foreign
-    assert not os.path.exists(repair.default_backup_dir(root))
+    assert not os.path.exists(procedure.default_backup_dir(root))
 
 
 def test_a_second_run_on_the_old_probe_finds_the_file_already_in_sync(tmp_path):
@@ -124,7 +124,7 @@ def test_backup_false_writes_no_backup(tmp_path):
     outcome = repair.repair_node(probe(root), backup=False)
     assert outcome.action == "repaired" and outcome.backup_file is None
     assert "backup none (backup=false)" in outcome.message
-    assert not os.path.exists(repair.default_backup_dir(root))
+    assert not os.path.exists(procedure.default_backup_dir(root))
 
 
 def test_an_in_sync_node_is_left_as_it_is(tmp_path):
