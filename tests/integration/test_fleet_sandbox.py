@@ -785,7 +785,9 @@ def test_drain_refused_by_a_disruption_budget_fails_the_node_and_touches_nothing
     blocked = "%s/%s" % (namespace, pod_name)
     path = "/api/v1/namespaces/%s/pods/%s" % (namespace, pod_name)
     # Running and Ready, as its kubelet reported it before the reboot: a Pending pod is evicted whatever the budget.
-    fleet.api("PATCH", path, {"metadata": {"labels": {"numa-drift-test/budget": pod_name}}})
+    labelled = fleet.api("GET", path)
+    labelled["metadata"].setdefault("labels", {})["numa-drift-test/budget"] = pod_name
+    fleet.api("PUT", path, labelled)  # Fleet.api sends application/json: a PATCH there is a 415
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     current = fleet.api("GET", path)
     current["status"] = dict(current.get("status") or {}, phase="Running", conditions=[
