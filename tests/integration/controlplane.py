@@ -441,14 +441,16 @@ class ControlPlane:
 
 
 RBAC_FILE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "extensions", "rbac", "nodeops-numa-drift.yml")
+# The optional extra rules of remediate_drain=true, bound to the same ServiceAccount.
+DRAIN_RBAC_FILE = os.path.join(os.path.dirname(RBAC_FILE), "nodeops-numa-drift-drain.yml")
 SERVICE_ACCOUNT = ("kube-system", "nodeops-numa-drift")
 
 
-def rbac_documents() -> List[Dict[str, Any]]:
-    """The RBAC objects the collection ships (extensions/rbac/nodeops-numa-drift.yml, a v1 List)."""
+def rbac_documents(path: str = RBAC_FILE) -> List[Dict[str, Any]]:
+    """The RBAC objects the collection ships (extensions/rbac/nodeops-numa-drift.yml, or ``path``: a v1 List)."""
     import yaml  # pylint: disable=import-outside-toplevel  # only where the tests' Python has PyYAML
 
-    with open(RBAC_FILE, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8") as handle:
         return yaml.safe_load(handle)["items"]
 
 

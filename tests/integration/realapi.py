@@ -15,13 +15,14 @@ that write them restore them.
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import time
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Type
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.tests.integration import controlplane
+from ansible_collections.nodeops.numa_drift.tests.integration import controlplane, faultproxy
 from ansible_collections.nodeops.numa_drift.tests.integration import test_fleet_sandbox as sandbox
 from ansible_collections.nodeops.numa_drift.tests.integration.controlplane import ControlPlane
 
@@ -57,21 +58,41 @@ class RealFleet(sandbox.Fleet):
                 if (entry["kind"] == "Node" and entry["name"] in self.nodes) or (entry["kind"] == "Lease" and entry["name"] == LOCK_LEASE)]
 
     def outage(self, seconds: float, mode: str = "unavailable") -> None:
-        raise AssertionError("API outages are injected by the API stand-in only (tests/sandbox/apiserver.py): use a stand-in fleet")
+        raise AssertionError("API outages are injected by a fault proxy: use proxied_fleet (tests/integration/faultproxy.py)")
+
+    def end_outage(self) -> None:
+        raise AssertionError("API outages are injected by a fault proxy: use proxied_fleet (tests/integration/faultproxy.py)")
 
     def cluster_nodes(self) -> List[Dict[str, Any]]:
         """Every Node of the cluster (other fleets' that are still up too)."""
         return self.api("GET", "/api/v1/nodes")["items"]
 
 
+class ProxiedFleet(RealFleet):
+    """A fleet on the real control plane whose playbooks reach it through a fault proxy (outages, failing requests).
+
+    The kubelet stand-ins and the test's own reads (``api``, ``audit``) go to the real server directly, as kubelet
+    and kubectl would from elsewhere: an outage is the playbook's view of the API only."""
+
+    proxy: faultproxy.FaultProxy
+
+    def outage(self, seconds: float, mode: str = "unavailable") -> None:
+        assert mode == "unavailable", "the fault proxy answers 503 in an outage; stop() it to refuse connections"
+        self.proxy.outage(seconds)
+
+    def end_outage(self) -> None:
+        self.proxy.end_outage()
+
+
 def real_fleet(tmp_path_factory: pytest.TempPathFactory, collections: str, plane: ControlPlane, kubeconfig: str,
-               scenario: str, nodes: int = 0, up_args: Sequence[str] = (), prefix: Optional[str] = None) -> Iterator[RealFleet]:
+               scenario: str, nodes: int = 0, up_args: Sequence[str] = (), prefix: Optional[str] = None,
+               fleet_class: Type[RealFleet] = RealFleet) -> Iterator[RealFleet]:
     """A sandbox fleet on ``plane`` with its own node names (``rNN-node-01``, ... unless ``prefix``: one module only);
     the playbooks use ``kubeconfig``; down (Nodes and pods deleted) at the end."""
     prefix = prefix or "r%02d" % next(_PREFIXES)
     directory = str(tmp_path_factory.mktemp("fleet-real-" + scenario))
     started = time.monotonic()
-    fleet = RealFleet(directory, collections, scenario, nodes=nodes, up_args=[
+    fleet = fleet_class(directory, collections, scenario, nodes=nodes, up_args=[
         "--api-server", plane.server, "--token", plane.admin_token, "--api-ca", plane.ca_file,
         "--kubeconfig", kubeconfig, "--name-prefix", prefix] + list(up_args))
     fleet.plane = plane
@@ -81,6 +102,28 @@ def real_fleet(tmp_path_factory: pytest.TempPathFactory, collections: str, plane
     finally:
         fleet.down()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def proxied_fleet(tmp_path_factory: pytest.TempPathFactory, collections: str, plane: ControlPlane, token: str,
+                  scenario: str, nodes: int = 0) -> Iterator[ProxiedFleet]:
+    """A fleet on ``plane`` whose playbooks run under ``token`` (the shipped ServiceAccount's) through a fault proxy
+    in front of ``plane``; the proxy stops after the fleet is down."""
+    directory = str(tmp_path_factory.mktemp("faultproxy"))
+    with faultproxy.FaultProxy(plane.server, plane.ca_file, directory) as proxy:
+        kubeconfig = proxy_kubeconfig(proxy, token, directory)
+        for fleet in real_fleet(tmp_path_factory, collections, plane, kubeconfig, scenario, nodes=nodes, fleet_class=ProxiedFleet):
+            assert isinstance(fleet, ProxiedFleet)
+            fleet.proxy = proxy
+            yield fleet
+
+
+def proxy_kubeconfig(proxy: faultproxy.FaultProxy, token: str, directory: str, name: str = "nodeops-numa-drift") -> str:
+    """A kubeconfig for the proxy (its own CA) with ``token``."""
+    path = os.path.join(directory, "kubeconfig-proxy-%s.yml" % name)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(controlplane.kubeconfig_text(proxy.url, proxy.ca_file, token, name))
+    os.chmod(path, 0o600)
+    return path
 
 
 def lock_holder(plane: ControlPlane) -> Optional[str]:

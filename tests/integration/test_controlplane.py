@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The playbooks against a real kube-apiserver + etcd (tests/integration/controlplane.py), under the
-ServiceAccount and roles the collection ships (extensions/rbac/nodeops-numa-drift.yml), nothing more.
+ServiceAccount and roles the collection ships (extensions/rbac/nodeops-numa-drift.yml, and for the drain its
+optional nodeops-numa-drift-drain.yml), nothing more.
 
 The sandbox fleet's Nodes and pods are created on the real API server with the admin token, and the
 kubelet stand-ins post their Node status with it (they play kubelet); every playbook and the inventory
@@ -23,7 +24,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 import yaml
 
-from ansible_collections.nodeops.numa_drift.tests.integration import realapi
+from ansible_collections.nodeops.numa_drift.tests.integration import controlplane, realapi
 from ansible_collections.nodeops.numa_drift.tests.integration import test_fleet_sandbox as sandbox
 from ansible_collections.nodeops.numa_drift.tests.integration.controlplane import ControlPlane
 from ansible_collections.nodeops.numa_drift.tests.integration.realapi import RealFleet
@@ -167,16 +168,25 @@ def test_pause_set_during_the_canary_stops_the_rollout_before_the_next_batch(fle
 # --------------------------------------------------------------------------- every permission is needed
 
 
+def shipped_documents() -> List[Dict[str, Any]]:
+    """Every RBAC object shipped: the main file's and the optional drain rules'."""
+    return rbac_documents() + rbac_documents(controlplane.DRAIN_RBAC_FILE)
+
+
+def role_document(role: str) -> Dict[str, Any]:
+    return next(d for d in shipped_documents() if "%s/%s" % (d["kind"], d["metadata"]["name"]) == role)
+
+
 def permissions() -> List[Tuple[str, int, str]]:
     """(kind/name of the role, index of the rule, verb) for every verb the shipped roles grant."""
     return [("%s/%s" % (document["kind"], document["metadata"]["name"]), index, verb)
-            for document in rbac_documents() if document["kind"] in ("Role", "ClusterRole")
+            for document in shipped_documents() if document["kind"] in ("Role", "ClusterRole")
             for index, rule in enumerate(document["rules"]) for verb in rule["verbs"]]
 
 
 def without(role: str, index: int, verb: str) -> Dict[str, Any]:
     """The shipped role ``role`` without ``verb`` in its rule ``index`` (the rule dropped when it had only that verb)."""
-    document = copy.deepcopy(next(d for d in rbac_documents() if "%s/%s" % (d["kind"], d["metadata"]["name"]) == role))
+    document = copy.deepcopy(role_document(role))
     rule = document["rules"][index]
     rule["verbs"] = [other for other in rule["verbs"] if other != verb]
     if not rule["verbs"]:
@@ -186,9 +196,10 @@ def without(role: str, index: int, verb: str) -> Dict[str, Any]:
 
 def allowed(plane: ControlPlane, token: str, role: str, index: int, verb: str) -> bool:
     """The API server's own answer (SelfSubjectAccessReview under the ServiceAccount) for that permission."""
-    document = next(d for d in rbac_documents() if "%s/%s" % (d["kind"], d["metadata"]["name"]) == role)
+    document = role_document(role)
     rule = document["rules"][index]
-    attributes = {"verb": verb, "group": rule["apiGroups"][0], "resource": rule["resources"][0]}
+    resource, _slash, subresource = rule["resources"][0].partition("/")
+    attributes = {"verb": verb, "group": rule["apiGroups"][0], "resource": resource, "subresource": subresource}
     if document["metadata"].get("namespace"):
         attributes["namespace"] = document["metadata"]["namespace"]
     if rule.get("resourceNames"):
@@ -212,13 +223,17 @@ STEPS = {
     "nodes patch": ("", (), "Cordon the Node"),
     "pods list": ("", ("-e", "remediate_dry_run=true"), "Write report.json"),
     "events create": ("", (), "Say that the Event could not be posted"),
+    # The optional drain rules (nodeops-numa-drift-drain.yml): the run drains, and fails there.
+    "pods/eviction create": ("", ("-e", "remediate_drain=true"), "Drain the Node"),
+    "pods get": ("", ("-e", "remediate_drain=true"), "Drain the Node"),
 }
+DRAIN_KEYS = ("pods/eviction create", "pods get")  # in this order: the first evicts nothing, the second everything
 
 
 def run_without(fleet: RealFleet, token: str, role: str, index: int, verb: str, target: str) -> sandbox.Run:
     """One remediate run over ``target`` with the permission taken away (restored after)."""
     plane = fleet.plane
-    original = next(d for d in rbac_documents() if "%s/%s" % (d["kind"], d["metadata"]["name"]) == role)
+    original = role_document(role)
     resource = original["rules"][index]["resources"][0]
     if STEPS["%s %s" % (resource, verb)][0] == "delete-lease":
         plane.request("DELETE", LEASE_PATH)
@@ -239,19 +254,42 @@ def run_without(fleet: RealFleet, token: str, role: str, index: int, verb: str, 
             time.sleep(0.2)
 
 
+def permission_order(permission: Tuple[str, int, str]) -> Tuple[int, int]:
+    """The runs that stop before touching the target first, then the drain's (they leave it cordoned by us), then
+    events create (it repairs the target)."""
+    key = "%s %s" % (rule_resource(permission[0], permission[1]), permission[2])
+    return (2, 0) if key == "events create" else (1, DRAIN_KEYS.index(key)) if key in DRAIN_KEYS else (0, 0)
+
+
 def test_every_permission_of_the_shipped_roles_is_needed(fleet: RealFleet, service_account_token: str) -> None:
     target = sorted(fleet.nodes)[4]
     assert fleet.verdict(target) == "drift_within_bound" and not fleet.unschedulable(target)
     granted = permissions()
     # The manifests grant exactly the permissions this test takes away one by one (events create last: it repairs).
     assert sorted("%s %s" % (rule_resource(role, index), verb) for role, index, verb in granted) == sorted(STEPS)
+    drain_rbac = rbac_documents(controlplane.DRAIN_RBAC_FILE)
+    for document in drain_rbac:
+        fleet.plane.apply(document)
+    try:
+        failures, runs = check_each_permission(fleet, service_account_token, target, sorted(granted, key=permission_order))
+    finally:
+        for document in drain_rbac:
+            fleet.plane.delete(document)
+    print("runs without each permission:", "; ".join(runs))
+    assert not failures, "\n\n".join(failures)
+
+
+def check_each_permission(fleet: RealFleet, token: str, target: str, granted: List[Tuple[str, int, str]]) -> Tuple[List[str], List[str]]:
     failures, runs = [], []
-    for role, index, verb in sorted(granted, key=lambda p: "%s %s" % (rule_resource(p[0], p[1]), p[2]) == "events create"):
+    for role, index, verb in granted:
         key = "%s %s" % (rule_resource(role, index), verb)
         events_before = len(fleet.events(target))
-        run = run_without(fleet, service_account_token, role, index, verb, target)
+        run = run_without(fleet, token, role, index, verb, target)
         runs.append("%s: rc %d, %.0f s" % (key, run.rc, run.seconds))
         denied = 'cannot %s resource "%s"' % (key.split()[1], key.split()[0])
+        if key == "pods get":
+            # k8s_drain's wait reads each evicted pod and says no more than the reason of the answer.
+            denied = "Exception raised: Forbidden"
         # The step that needs the permission says so, with the API server's words.
         block = step_output(run.output, STEPS[key][2]).replace("\\", "")
         if key == "pods list":
@@ -265,17 +303,22 @@ def test_every_permission_of_the_shipped_roles_is_needed(fleet: RealFleet, servi
             assert run.rc == 0, run.tail()
             assert fleet.rows_action(run, target) == ("dry_run" if key == "pods list" else "repaired"), run.tail()
             assert len(fleet.events(target)) == events_before
+        elif key in DRAIN_KEYS:
+            # The drain failed: kubelet and the checkpoint untouched, the Node left cordoned by us with the reason.
+            assert run.rc != 0, (key, run.tail())
+            row = run.rows()[target]
+            assert row["action"] == "failed" and row["message"].startswith("drain failed; kubelet and its checkpoint were not touched"), row
+            assert fleet.checkpoint_bytes(target) == fleet.originals[target] and fleet.unschedulable(target), key
+            assert fleet.annotations(target)[sandbox.CORDONED_BY] == sandbox.MARKER, key
         else:
             # Stopped before the node was touched.
             assert run.rc != 0, (key, run.tail())
             assert fleet.checkpoint_bytes(target) == fleet.originals[target] and not fleet.unschedulable(target), key
-    print("runs without each permission:", "; ".join(runs))
-    assert not failures, "\n\n".join(failures)
+    return failures, runs
 
 
 def rule_resource(role: str, index: int) -> str:
-    document = next(d for d in rbac_documents() if "%s/%s" % (d["kind"], d["metadata"]["name"]) == role)
-    return document["rules"][index]["resources"][0]
+    return role_document(role)["rules"][index]["resources"][0]
 
 
 def step_output(output: str, step: str) -> str:

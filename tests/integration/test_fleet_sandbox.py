@@ -537,15 +537,26 @@ def test_kubelet_failing_after_repair_gets_the_original_back_and_stays_cordoned(
     assert "did not stay up" in rows[crashing]["message"] or "did not become active" in rows[crashing]["message"]
 
 
-# --------------------------------------------------------------------------- API outages (the API stand-in injects them)
+# --------------------------------------------------------------------------- API outages (a fault proxy injects them)
+
+
+def make_proxied_fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, collections: str,
+                       scenario: str) -> Iterator[Fleet]:
+    """A fleet on the session's real kube-apiserver whose playbooks (under the shipped ServiceAccount) reach it through
+    a fault proxy (tests/integration/faultproxy.py): ``fleet.outage``, ``fleet.proxy.add_fault``."""
+    from ansible_collections.nodeops.numa_drift.tests.integration import realapi  # pylint: disable=import-outside-toplevel
+
+    plane, token = request.getfixturevalue("control_plane"), request.getfixturevalue("service_account_token")
+    yield from realapi.proxied_fleet(tmp_path_factory, collections, plane, token, scenario)
 
 
 @pytest.fixture(scope="module")
-def outages(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+def outages(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
     """The role's own handling of API failures, without the cluster lock (numa_drift_lock=false, as operators may
-    run it): with the lock, the rollout gate meets an outage first (test_an_api_outage_stops_the_rollout_at_the_gate),
-    and a release that fails in an outage leaves the Lease held until it expires, as it should."""
-    for fleet in make_fleet(tmp_path_factory, collections_path, "all-drift"):
+    run it): with the lock, the rollout gate meets an outage first (test_an_api_outage_stops_the_rollout_at_the_gate,
+    which runs on this fleet's last nodes with the lock), and a release that fails in an outage leaves the Lease held
+    until it expires, as it should. The real API server answers everything the proxy lets through (RBAC included)."""
+    for fleet in make_proxied_fleet(request, tmp_path_factory, collections_path, "all-drift"):
         fleet.default_args = ["-e", "numa_drift_lock=false"]
         yield fleet
 
@@ -573,11 +584,12 @@ def test_api_outage_before_cordon_touches_no_node_and_stops_the_rollout(outages:
 
 
 def outage_after_start(fleet: Fleet, name: str, request: Dict[str, Any], path: str) -> Dict[str, Any]:
-    """remediate_service_commands whose start also tells the sandbox API to fail (right after kubelet starts)."""
+    """remediate_service_commands whose start also tells the fault proxy (its control listener, ``path``: /outage or
+    /faults) to fail the playbook's API requests, right after kubelet starts."""
     commands = fleet.info_inventory_commands(name)
     poke = (
         "import json, urllib.request; urllib.request.urlopen(urllib.request.Request(%r, data=json.dumps(%r).encode(), method='POST'), timeout=10)"
-        % (fleet.api_url + path, request)
+        % (fleet.proxy.control_url + path, request)  # type: ignore[attr-defined]
     )
     commands["start"] += " && %s -c %s" % (fleet.info["python"], json.dumps(poke))
     return {"remediate_service_commands": commands}
@@ -586,7 +598,7 @@ def outage_after_start(fleet: Fleet, name: str, request: Dict[str, Any], path: s
 def test_api_outage_after_the_repair_leaves_the_node_repaired_and_cordoned(outages: Fleet) -> None:
     fleet = outages
     name = sorted(fleet.nodes)[0]
-    extra = outage_after_start(fleet, name, {"seconds": 600, "mode": "unavailable"}, "/_sandbox/outage")
+    extra = outage_after_start(fleet, name, {"seconds": 600}, "/outage")
     extra["remediate_ready_timeout"] = 4
     try:
         run = fleet.playbook("remediate", "-l", name, extra=extra)
@@ -612,12 +624,12 @@ def test_api_outage_after_the_repair_leaves_the_node_repaired_and_cordoned(outag
 def test_uncordon_failure_says_the_node_is_repaired_but_cordoned(outages: Fleet) -> None:
     fleet = outages
     name = sorted(fleet.nodes)[1]
-    fault = {"method": "PATCH", "path": "^/api/v1/nodes/%s$" % name, "code": 500, "count": 1000, "message": "injected fault"}
-    extra = outage_after_start(fleet, name, fault, "/_sandbox/faults")
+    fault = {"method": "PATCH", "path": "^/api/v1/nodes/%s$" % name, "code": 500, "message": "injected fault"}  # until cleared
+    extra = outage_after_start(fleet, name, fault, "/faults")
     try:
         run = fleet.playbook("remediate", "-l", name, extra=extra)
     finally:
-        fleet.api("DELETE", "/_sandbox/faults")
+        fleet.proxy.clear_faults()  # type: ignore[attr-defined]
     assert run.rc != 0, run.tail()
     row = run.rows()[name]
     assert row["action"] == "failed", row
@@ -645,13 +657,39 @@ def test_without_the_api_the_role_repairs_and_says_cordon_was_not_managed(outage
     assert not fleet.unschedulable(name)
 
 
+def test_an_api_outage_stops_the_rollout_at_the_gate(outages: Fleet) -> None:
+    fleet = outages
+    names = sorted(fleet.nodes)[3:5]
+    fleet.outage(600)
+    try:
+        run = fleet.playbook("remediate", "-l", ",".join(names), "-e", "numa_drift_lock=true")
+    finally:
+        fleet.end_outage()
+    assert run.rc != 0, run.tail()
+    assert "the rollout controls could not be checked" in run.output, run.tail()
+    assert {row["action"] for row in run.rows().values()} == {"not_processed"}
+    assert untouched(fleet, names)
+
+
 # --------------------------------------------------------------------------- optional drain
 
 
 @pytest.fixture(scope="module")
-def draining(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
-    """The API stand-in: its eviction annotations stand for a disruption budget and for a kubelet that never confirms."""
-    yield from make_fleet(tmp_path_factory, collections_path, "all-drift")
+def draining(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
+    """An all-drift fleet on the real API server; the playbooks under the shipped ServiceAccount with the optional drain
+    ClusterRole (extensions/rbac/nodeops-numa-drift-drain.yml) applied for this module, removed after."""
+    from ansible_collections.nodeops.numa_drift.tests.integration import controlplane  # pylint: disable=import-outside-toplevel
+
+    plane = request.getfixturevalue("control_plane")
+    request.getfixturevalue("service_account")
+    drain_rbac = controlplane.rbac_documents(controlplane.DRAIN_RBAC_FILE)
+    for document in drain_rbac:
+        plane.apply(document)
+    try:
+        yield from make_real_fleet(request, tmp_path_factory, collections_path, "all-drift")
+    finally:
+        for document in drain_rbac:
+            plane.delete(document)
 
 
 def pods_on(fleet: Fleet, name: str) -> Dict[str, Dict[str, Any]]:
@@ -663,28 +701,58 @@ def owned_by_daemonset(pod: Dict[str, Any]) -> bool:
     return any(owner.get("kind") == "DaemonSet" for owner in pod["metadata"].get("ownerReferences") or [])
 
 
-def annotate_pod(fleet: Fleet, pod: Dict[str, Any], annotation: str) -> str:
-    """Re-create the pod with one of the sandbox's eviction annotations set to "true"; its namespace/name."""
-    namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
-    blocked = json.loads(json.dumps(pod))
-    blocked["metadata"].setdefault("annotations", {})[annotation] = "true"
-    for key in ("resourceVersion", "uid", "creationTimestamp"):
-        blocked["metadata"].pop(key, None)
-    fleet.api("DELETE", "/api/v1/namespaces/%s/pods/%s" % (namespace, name))
-    fleet.api("POST", "/api/v1/namespaces/%s/pods" % namespace, blocked)
-    return "%s/%s" % (namespace, name)
+class EvictedPodsEnded:
+    """Kubelet's part after a graceful delete, for one node: every pod there with a deletionTimestamp is deleted with
+    grace period 0 and its UID as precondition, as kubelet's status manager does once the pod's containers stopped
+    (pkg/kubelet/status/status_manager.go, syncPod). A thread of the test, every 0.5 s, while in the ``with``."""
+
+    def __init__(self, fleet: Fleet, name: str) -> None:
+        import threading  # pylint: disable=import-outside-toplevel
+
+        self.fleet, self.name, self.ended = fleet, name, []  # type: Fleet, str, List[str]
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self.stopping.wait(0.5):
+            try:
+                for key, pod in pods_on(self.fleet, self.name).items():
+                    if pod["metadata"].get("deletionTimestamp"):
+                        self.fleet.api("DELETE", "/api/v1/namespaces/%s/pods/%s" % tuple(key.split("/")), {
+                            "apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0,
+                            "preconditions": {"uid": pod["metadata"]["uid"]}})
+                        self.ended.append(key)
+            except OSError:  # gone in between (404), or the API busy: kubelet retries at its next sync
+                continue
+
+    def __enter__(self) -> "EvictedPodsEnded":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=10)
 
 
 def test_drain_evicts_the_workload_then_repairs_and_uncordons(draining: Fleet) -> None:
+    """The drain on a real API server: k8s_drain evicts through the Eviction API under the ServiceAccount (the drain
+    ClusterRole), the server deletes each pod gracefully (a deletionTimestamp), and the drain waits until they are gone.
+
+    Ending them is kubelet's part, and this node's kubelet is the one that refuses the checkpoint (what the role
+    repairs): it does not run, so in a cluster the evicted pods would stay Terminating and the drain would time out
+    (test_drain_wait_timeout_fails_the_node_instead_of_warning). Here the test plays a kubelet that ends them
+    (EvictedPodsEnded: a delete with grace period 0 and the pod's UID, what kubelet sends), to show the rest."""
     fleet = draining
     name = sorted(fleet.nodes)[0]
     before = pods_on(fleet, name)
     workload = sorted(key for key, pod in before.items() if not owned_by_daemonset(pod))
     daemons = sorted(key for key, pod in before.items() if owned_by_daemonset(pod))
     assert workload and daemons, before.keys()
-    run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true")
+    with EvictedPodsEnded(fleet, name) as kubelet:
+        run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true")
     assert run.rc == 0, run.tail()
     assert run.rows()[name]["action"] == "repaired", run.rows()[name]
+    assert sorted(set(kubelet.ended)) == workload, "only the evicted workload was Terminating: %s" % kubelet.ended
     after = pods_on(fleet, name)
     assert sorted(after) == daemons, "drain must evict the workload and leave DaemonSet pods: %s" % sorted(after)
     assert fleet.verdict(name) == "in_sync"
@@ -706,21 +774,47 @@ def assert_drain_failed_and_nothing_touched(fleet: Fleet, name: str, run: Run, p
 
 
 def test_drain_refused_by_a_disruption_budget_fails_the_node_and_touches_nothing(draining: Fleet) -> None:
+    """A real policy/v1 PodDisruptionBudget (minAvailable 1) over one running, Ready pod: the API server answers the
+    eviction 429. Its status is written as the disruption controller would (1 healthy pod of 1 needed, no disruption
+    allowed; kube-controller-manager does not run here): without it the server refuses too, as for a budget not yet
+    processed."""
     fleet = draining
     name = sorted(fleet.nodes)[1]
-    workload = [pod for pod in pods_on(fleet, name).values() if not owned_by_daemonset(pod)]
-    blocked = annotate_pod(fleet, workload[0], "sandbox.nodeops.io/eviction-blocked")
-    run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true")
-    assert "disruption budget" in assert_drain_failed_and_nothing_touched(fleet, name, run, blocked)
+    pod = next(pod for pod in pods_on(fleet, name).values() if not owned_by_daemonset(pod))
+    namespace, pod_name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+    blocked = "%s/%s" % (namespace, pod_name)
+    path = "/api/v1/namespaces/%s/pods/%s" % (namespace, pod_name)
+    # Running and Ready, as its kubelet reported it before the reboot: a Pending pod is evicted whatever the budget.
+    labelled = fleet.api("GET", path)
+    labelled["metadata"].setdefault("labels", {})["numa-drift-test/budget"] = pod_name
+    fleet.api("PUT", path, labelled)  # Fleet.api sends application/json: a PATCH there is a 415
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    current = fleet.api("GET", path)
+    current["status"] = dict(current.get("status") or {}, phase="Running", conditions=[
+        {"type": "Ready", "status": "True", "lastTransitionTime": stamp}, {"type": "PodScheduled", "status": "True", "lastTransitionTime": stamp}])
+    fleet.api("PUT", path + "/status", current)
+    budgets = "/apis/policy/v1/namespaces/%s/poddisruptionbudgets" % namespace
+    budget = fleet.api("POST", budgets, {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": pod_name},
+                                         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"numa-drift-test/budget": pod_name}}}})
+    try:
+        budget["status"] = {"observedGeneration": budget["metadata"]["generation"], "disruptionsAllowed": 0, "currentHealthy": 1,
+                            "desiredHealthy": 1, "expectedPods": 1}
+        fleet.api("PUT", "%s/%s/status" % (budgets, pod_name), budget)
+        run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true")
+    finally:
+        fleet.api("DELETE", "%s/%s" % (budgets, pod_name))
+    message = assert_drain_failed_and_nothing_touched(fleet, name, run, blocked)
+    assert "Cannot evict pod as it would violate the pod's disruption budget" in message, message
+    assert not pods_on(fleet, name)[blocked]["metadata"].get("deletionTimestamp")
 
 
 def test_drain_wait_timeout_fails_the_node_instead_of_warning(draining: Fleet) -> None:
-    # kubernetes.core.k8s_drain only warns when wait_timeout expires with pods still terminating
-    # (as they do when kubelet is down): the role must fail the node there, before any repair.
+    """kubernetes.core.k8s_drain only warns when wait_timeout expires with pods still terminating: the role must fail
+    the node there, before any repair. No kubelet ends the evicted pods on this node (its kubelet refuses the
+    checkpoint), so on the real API server they stay Terminating, as in a cluster."""
     fleet = draining
     name = sorted(fleet.nodes)[2]
-    workload = [pod for pod in pods_on(fleet, name).values() if not owned_by_daemonset(pod)]
-    lingering = annotate_pod(fleet, workload[0], "sandbox.nodeops.io/eviction-lingers")
+    lingering = sorted(key for key, pod in pods_on(fleet, name).items() if not owned_by_daemonset(pod))[0]
     run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true", "-e", "remediate_drain_timeout=3")
     assert_drain_failed_and_nothing_touched(fleet, name, run, lingering)
     assert pods_on(fleet, name)[lingering]["metadata"].get("deletionTimestamp")
@@ -735,12 +829,6 @@ LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 @pytest.fixture(scope="module")
 def controls(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
     yield from make_real_fleet(request, tmp_path_factory, collections_path, "all-drift")
-
-
-@pytest.fixture()
-def gate_outage(tmp_path_factory: pytest.TempPathFactory, collections_path: str) -> Iterator[Fleet]:
-    """An all-drift fleet on the API stand-in (it injects the outage), down again after the test."""
-    yield from make_fleet(tmp_path_factory, collections_path, "all-drift")
 
 
 def lease_holders(fleet: Fleet) -> List[Any]:
@@ -818,20 +906,6 @@ def check_held_then_stale_lease(fleet: Fleet, name: str) -> None:
     assert again.rows()[name]["action"] == "dry_run"
     holders = lease_holders(fleet)
     assert holders[-1] is None and holders[-2] not in (None, "someone-else"), holders
-
-
-def test_an_api_outage_stops_the_rollout_at_the_gate(gate_outage: Fleet) -> None:
-    fleet = gate_outage
-    names = sorted(fleet.nodes)[2:4]
-    fleet.outage(600)
-    try:
-        run = fleet.playbook("remediate", "-l", ",".join(names))
-    finally:
-        fleet.end_outage()
-    assert run.rc != 0, run.tail()
-    assert "the rollout controls could not be checked" in run.output, run.tail()
-    assert {row["action"] for row in run.rows().values()} == {"not_processed"}
-    assert untouched(fleet, names)
 
 
 def test_pause_stops_the_rollout_before_the_next_batch(controls: Fleet) -> None:

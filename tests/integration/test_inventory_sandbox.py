@@ -4,12 +4,13 @@
 """The k8s_nodes inventory plugin through the real ansible-inventory, against an API server.
 
 Each test has Nodes in different states (Ready, NotReady with kubelet's memory manager error, Unknown,
-cordoned, labelled, without an InternalIP): on the session's real kube-apiserver (``real_nodes``: created
+cordoned, labelled, without an InternalIP) on the session's real kube-apiserver (``real_nodes``: created
 with the admin token, their status put through the status subresource, read under the shipped
-ServiceAccount) or, where a test inspects the requests or injects an outage, on tests/sandbox/apiserver.py
-started on 127.0.0.1 with a state file of them. It writes a ``*.k8s_nodes.yml`` source in a temporary
-directory and runs ``ansible-inventory --list`` with ANSIBLE_COLLECTIONS_PATH pointing at a temporary
-``ansible_collections/nodeops/numa_drift`` link to this checkout.
+ServiceAccount). Where a test inspects the requests, injects an outage or takes the API away, the plugin
+reaches that server through a fault proxy (tests/integration/faultproxy.py: its request log, 503s, stopped).
+Each test writes a ``*.k8s_nodes.yml`` source in a temporary directory and runs ``ansible-inventory --list``
+with ANSIBLE_COLLECTIONS_PATH pointing at a temporary ``ansible_collections/nodeops/numa_drift`` link to this
+checkout.
 """
 
 from __future__ import annotations
@@ -18,21 +19,19 @@ import calendar
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
 import yaml
 
+from ansible_collections.nodeops.numa_drift.tests.integration import faultproxy
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))
-APISERVER = os.path.join(CHECKOUT, "tests", "sandbox", "apiserver.py")
 EXAMPLE = os.path.join(CHECKOUT, "examples", "notready.k8s_nodes.yml")
 ANSIBLE_INVENTORY = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
-TOKEN = "sandbox-inventory-token"
 MM_ERROR = ("start memory manager error: [memorymanager] the expected machine state is different from the "
             "real one")
 STOPPED_POSTING = "Kubelet stopped posting node status."
@@ -94,61 +93,9 @@ def plain(value):
     return value
 
 
-class Sandbox:
-    """One sandbox API server process, started by the test and stopped by it."""
-
-    def __init__(self, directory):
-        self.directory = directory
-        self.state = os.path.join(directory, "apiserver-state.json")
-        self.port_file = os.path.join(directory, "apiserver.port")
-        self.process = None
-        self.url = None
-
-    def start(self, nodes):
-        with open(self.state, "w", encoding="utf-8") as handle:
-            json.dump({"resourceVersion": 1, "nodes": {n["metadata"]["name"]: n for n in nodes}, "pods": {}}, handle)
-        log = open(os.path.join(self.directory, "apiserver.log"), "w", encoding="utf-8")
-        self.process = subprocess.Popen(
-            [sys.executable, APISERVER, "--state", self.state, "--port-file", self.port_file, "--token", TOKEN,
-             "--node-monitor-grace-period", "3600", "--max-lifetime", "600"],
-            stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError("the sandbox API server exited: %s" % self.log())
-            if os.path.exists(self.port_file):
-                with open(self.port_file, encoding="utf-8") as handle:
-                    port = handle.read().strip()
-                if port:
-                    self.url = "http://127.0.0.1:%s" % port
-                    return self
-            time.sleep(0.1)
-        raise AssertionError("the sandbox API server did not listen within 30 s: %s" % self.log())
-
-    def log(self):
-        with open(os.path.join(self.directory, "apiserver.log"), encoding="utf-8") as handle:
-            return handle.read()
-
-    def control(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
-
-    def node_list_requests(self):
-        requests = self.control("GET", "/_sandbox/requests")["requests"]
-        return [r for r in requests if r["method"] == "GET" and r["path"] == "/api/v1/nodes"]
-
-    def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
+def node_list_requests(proxy):
+    """The node lists the proxy forwarded or answered, in order."""
+    return [r for r in proxy.requests() if r["method"] == "GET" and r["path"] == "/api/v1/nodes"]
 
 
 @pytest.fixture(scope="module")
@@ -159,13 +106,6 @@ def collections_path(tmp_path_factory):
     namespace.mkdir(parents=True)
     (namespace / "numa_drift").symlink_to(CHECKOUT, target_is_directory=True)
     return str(base)
-
-
-@pytest.fixture
-def sandbox(tmp_path):
-    server = Sandbox(str(tmp_path)).start(NODES)
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -184,14 +124,21 @@ def real_nodes(control_plane):
             control_plane.request("DELETE", "/api/v1/nodes/" + wanted["metadata"]["name"])
 
 
-def write_kubeconfig(directory, url, token=TOKEN):
+@pytest.fixture
+def proxy(real_nodes, tmp_path):
+    """A fault proxy in front of the real API server with NODES (its own CA, ``proxy.ca_file``); stopped after."""
+    with faultproxy.FaultProxy(real_nodes.server, real_nodes.ca_file, str(tmp_path / "proxy")) as started:
+        yield started
+
+
+def write_kubeconfig(directory, url, token):
     path = os.path.join(directory, "kubeconfig")
     with open(path, "w", encoding="utf-8") as handle:
         yaml.safe_dump({
             "apiVersion": "v1",
             "kind": "Config",
             "current-context": "sandbox",
-            "clusters": [{"name": "sandbox", "cluster": {"server": url}}],
+            "clusters": [{"name": "sandbox", "cluster": {"server": url}}],  # no CA: never reached (nothing listens)
             "users": [{"name": "operator", "user": {"token": token}}],
             "contexts": [{"name": "sandbox", "context": {"cluster": "sandbox", "user": "operator"}}],
         }, handle)
@@ -281,14 +228,14 @@ def test_the_shipped_notready_example_targets_the_notready_nodes(collections_pat
     assert inventory["_meta"]["hostvars"]["sbx-node-03"]["ansible_host"] == "10.77.0.3"
 
 
-def test_host_and_token_from_k8s_auth_variables_with_selector_and_address_type(collections_path, sandbox, tmp_path):
+def test_host_and_token_from_k8s_auth_variables_with_selector_and_address_type(collections_path, proxy, service_account_token, tmp_path):
     source = write_source(str(tmp_path), {"label_selector": "pool=numa-b", "address_type": "ExternalIP"})
     result, inventory = run_inventory(collections_path, source, env={
-        "K8S_AUTH_HOST": sandbox.url, "K8S_AUTH_API_KEY": TOKEN, "K8S_AUTH_VERIFY_SSL": "false"})
+        "K8S_AUTH_HOST": proxy.url, "K8S_AUTH_API_KEY": service_account_token, "K8S_AUTH_SSL_CA_CERT": proxy.ca_file})
     assert result.returncode == 0, result.stderr
     assert all_hosts(inventory) == ["sbx-node-03", "sbx-node-05"]
     assert inventory["_meta"]["hostvars"]["sbx-node-05"]["ansible_host"] == "203.0.113.5"
-    assert "labelSelector=pool%3Dnuma-b" in sandbox.node_list_requests()[-1]["query"]
+    assert "labelSelector=pool%3Dnuma-b" in node_list_requests(proxy)[-1]["query"]
 
 
 def test_rejected_token_is_a_clear_error_naming_the_api(collections_path, real_nodes, tmp_path):
@@ -311,10 +258,10 @@ def test_a_token_without_the_shipped_role_is_a_clear_error(collections_path, rea
     assert "refused to list nodes (403 Forbidden" in result.stderr and "system:serviceaccount:default:no-role" in result.stderr, result.stderr
 
 
-def test_unreachable_api_is_a_clear_error_naming_the_api(collections_path, sandbox, tmp_path):
-    url = sandbox.url
-    sandbox.stop()
-    source = write_source(str(tmp_path), {"kubeconfig": write_kubeconfig(str(tmp_path), url),
+def test_unreachable_api_is_a_clear_error_naming_the_api(collections_path, proxy, tmp_path):
+    url = proxy.url
+    proxy.stop()
+    source = write_source(str(tmp_path), {"kubeconfig": write_kubeconfig(str(tmp_path), url, "any-token"),
                                           "request_timeout": 5})
     result, inventory = run_inventory(collections_path, source)
     assert result.returncode != 0
@@ -323,21 +270,21 @@ def test_unreachable_api_is_a_clear_error_naming_the_api(collections_path, sandb
     assert "Connection refused" in result.stderr
 
 
-def test_api_outage_answers_are_a_clear_error(collections_path, sandbox, tmp_path):
-    source = write_source(str(tmp_path), {"host": sandbox.url, "api_key": TOKEN})
-    sandbox.control("POST", "/_sandbox/outage", {"seconds": 120, "mode": "unavailable"})
+def test_api_outage_answers_are_a_clear_error(collections_path, proxy, service_account_token, tmp_path):
+    source = write_source(str(tmp_path), {"host": proxy.url, "api_key": service_account_token, "ca_cert": proxy.ca_file})
+    proxy.outage(120)
     try:
         result, _inventory = run_inventory(collections_path, source)
     finally:
-        sandbox.control("DELETE", "/_sandbox/outage")
+        proxy.end_outage()
     assert result.returncode != 0
-    assert "the Kubernetes API at %s answered 503 Service Unavailable" % sandbox.url in result.stderr
+    assert "the Kubernetes API at %s answered 503 Service Unavailable" % proxy.url in result.stderr
 
 
-def test_cache_serves_the_last_answer_while_the_api_is_down(collections_path, sandbox, tmp_path):
+def test_cache_serves_the_last_answer_while_the_api_is_down(collections_path, proxy, service_account_token, tmp_path):
     cache_dir = os.path.join(str(tmp_path), "cache")
     source = write_source(str(tmp_path), {
-        "host": sandbox.url, "api_key": TOKEN, "readiness": "notready",
+        "host": proxy.url, "api_key": service_account_token, "ca_cert": proxy.ca_file, "readiness": "notready",
         "cache": True, "cache_plugin": "ansible.builtin.jsonfile", "cache_connection": cache_dir,
         "cache_timeout": 600,
     }, name="notready.k8s_nodes.yml")
@@ -345,34 +292,34 @@ def test_cache_serves_the_last_answer_while_the_api_is_down(collections_path, sa
     first, fresh = run_inventory(collections_path, source)
     assert first.returncode == 0, first.stderr
     assert all_hosts(fresh) == ["sbx-node-02", "sbx-node-03", "sbx-node-04"]
-    assert len(sandbox.node_list_requests()) == 1
+    assert len(node_list_requests(proxy)) == 1
     assert os.listdir(cache_dir), "the jsonfile cache plugin wrote nothing"
 
     # The API server answers 503 to everything: the cached answer is used and the API not asked.
-    sandbox.control("POST", "/_sandbox/outage", {"seconds": 120, "mode": "unavailable"})
+    proxy.outage(120)
     try:
         second, cached = run_inventory(collections_path, source)
         assert second.returncode == 0, second.stderr
         assert cached == fresh
-        assert len(sandbox.node_list_requests()) == 1
+        assert len(node_list_requests(proxy)) == 1
 
         # --flush-cache asks the API again, which fails clearly.
         flushed, _inventory = run_inventory(collections_path, source, "--flush-cache")
         assert flushed.returncode != 0
         assert "answered 503 Service Unavailable" in flushed.stderr
-        assert len(sandbox.node_list_requests()) == 2
+        assert len(node_list_requests(proxy)) == 2
     finally:
-        sandbox.control("DELETE", "/_sandbox/outage")
+        proxy.end_outage()
 
     # The API server is gone entirely: still the cached answer.
-    sandbox.stop()
+    proxy.stop()
     third, cached_again = run_inventory(collections_path, source)
     assert third.returncode == 0, third.stderr
     assert cached_again == fresh
 
     # Without the cache the same source fails.
-    uncached = write_source(str(tmp_path), {"host": sandbox.url, "api_key": TOKEN, "readiness": "notready"},
-                            name="uncached.k8s_nodes.yml")
+    uncached = write_source(str(tmp_path), {"host": proxy.url, "api_key": service_account_token, "ca_cert": proxy.ca_file,
+                                            "readiness": "notready"}, name="uncached.k8s_nodes.yml")
     fourth, _inventory = run_inventory(collections_path, uncached)
     assert fourth.returncode != 0
-    assert "cannot reach the Kubernetes API at %s" % sandbox.url in fourth.stderr
+    assert "cannot reach the Kubernetes API at %s" % proxy.url in fourth.stderr

@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The RBAC the collection ships (extensions/rbac/) is the one docs/rollout.md lists, rule for rule, and what
-the code calls; tests/integration/test_controlplane.py shows against a real API server that each rule is needed."""
+"""The RBAC the collection ships (extensions/rbac/: the main file and the optional drain rules) is the one
+docs/rollout.md lists, rule for rule, and what the code calls; tests/integration/test_controlplane.py shows against
+a real API server that each rule is needed."""
 
 from __future__ import annotations
 
@@ -14,23 +15,25 @@ import yaml
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MANIFESTS = os.path.join(CHECKOUT, "extensions", "rbac", "nodeops-numa-drift.yml")
+DRAIN_MANIFESTS = os.path.join(CHECKOUT, "extensions", "rbac", "nodeops-numa-drift-drain.yml")
+DRAIN_HEADING = "\n### Drain (optional)\n"
 ROLLOUT_DOC = os.path.join(CHECKOUT, "docs", "rollout.md")
 SERVICE_ACCOUNT = {"kind": "ServiceAccount", "name": "nodeops-numa-drift", "namespace": "kube-system"}
 
 Rule = Tuple[str, str, str, str, str]  # group, resource, verb, namespace ("cluster"), name ("any")
 
 
-def documents() -> List[Dict[str, Any]]:
-    """The objects of the manifest file (one document: a v1 List)."""
-    with open(MANIFESTS, encoding="utf-8") as handle:
+def documents(path: str = MANIFESTS) -> List[Dict[str, Any]]:
+    """The objects of a manifest file (one document: a v1 List)."""
+    with open(path, encoding="utf-8") as handle:
         listing = yaml.safe_load(handle)
     assert listing["apiVersion"] == "v1" and listing["kind"] == "List", listing.get("kind")
     return listing["items"]
 
 
-def manifest_rules() -> Set[Rule]:
+def manifest_rules(path: str = MANIFESTS) -> Set[Rule]:
     rules = set()
-    for document in documents():
+    for document in documents(path):
         if document["kind"] not in ("Role", "ClusterRole"):
             continue
         where = document["metadata"].get("namespace", "cluster")
@@ -43,11 +46,13 @@ def manifest_rules() -> Set[Rule]:
     return rules
 
 
-def documented_rules() -> Set[Rule]:
-    """The rows of the table under docs/rollout.md's "## RBAC"."""
+def documented_rules(drain: bool = False) -> Set[Rule]:
+    """The rows of the table under docs/rollout.md's "## RBAC" (``drain``: of its "### Drain (optional)")."""
     with open(ROLLOUT_DOC, encoding="utf-8") as handle:
         text = handle.read()
     section = text.split("\n## RBAC\n", 1)[1].split("\n## ", 1)[0]
+    assert DRAIN_HEADING in section, "docs/rollout.md's RBAC section has no %r" % DRAIN_HEADING.strip()
+    section = section.split(DRAIN_HEADING, 1)[1 if drain else 0]
     rules = set()
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
@@ -62,10 +67,25 @@ def documented_rules() -> Set[Rule]:
 
 
 def test_the_documented_rules_are_the_shipped_rules() -> None:
-    documented = documented_rules()
-    assert documented, "no RBAC table found in docs/rollout.md"
-    assert documented == manifest_rules(), {"only in docs/rollout.md": documented - manifest_rules(),
-                                            "only in the manifests": manifest_rules() - documented}
+    for drain, path in ((False, MANIFESTS), (True, DRAIN_MANIFESTS)):
+        documented, shipped = documented_rules(drain), manifest_rules(path)
+        assert documented, "no RBAC table found in docs/rollout.md (drain: %s)" % drain
+        assert documented == shipped, {"only in docs/rollout.md": documented - shipped, "only in %s" % os.path.basename(path): shipped - documented}
+
+
+def test_the_drain_rules_add_only_what_the_drain_needs_to_the_same_service_account() -> None:
+    """kubernetes.core.k8s_drain: reads the Node, lists its pods, evicts each, reads each evicted pod until it is gone
+    (and patches the Node when it is not cordoned yet; the role cordons first)."""
+    docs = documents(DRAIN_MANIFESTS)
+    assert sorted(d["kind"] for d in docs) == ["ClusterRole", "ClusterRoleBinding"]
+    binding = next(d for d in docs if d["kind"] == "ClusterRoleBinding")
+    role = next(d for d in docs if d["kind"] == "ClusterRole")
+    assert binding["subjects"] == [SERVICE_ACCOUNT] and binding["roleRef"]["name"] == role["metadata"]["name"]
+    drain = manifest_rules(DRAIN_MANIFESTS)
+    assert drain == {("", "pods", "get", "cluster", "any"), ("", "pods/eviction", "create", "cluster", "any")}
+    assert not drain & manifest_rules(), "a drain rule the main ClusterRole grants already"
+    granted = {(group, resource, verb) for group, resource, verb, _where, _name in drain | manifest_rules()}
+    assert {("", "nodes", "get"), ("", "nodes", "patch"), ("", "pods", "list")} <= granted
 
 
 def test_every_role_is_bound_to_the_service_account_and_nothing_else_is_granted() -> None:
