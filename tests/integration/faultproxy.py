@@ -314,4 +314,3 @@ class FaultProxy:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
-

@@ -159,9 +159,9 @@ def start_real(directory: str, nodes: List[str]) -> dict:
     plane = controlplane.ControlPlane.attach(state)
     token = controlplane.shipped_service_account_token(plane)
     controlplane.write_private(os.path.join(directory, "kubeconfig"),
-                  controlplane.kubeconfig_text(state["server"], state["ca_file"], token, "nodeops-numa-drift"))
+                               controlplane.kubeconfig_text(state["server"], state["ca_file"], token, "nodeops-numa-drift"))
     controlplane.write_private(os.path.join(directory, "admin-kubeconfig"),
-                  controlplane.kubeconfig_text(state["server"], state["ca_file"], state["admin_token"], "admin"))
+                               controlplane.kubeconfig_text(state["server"], state["ca_file"], state["admin_token"], "admin"))
     controlplane.write_private(os.path.join(directory, "port"), "%d\n" % state["port"])
     for node in nodes:
         controlplane.write_private(os.path.join(directory, "kubelet-%s.conf" % node), kubelet_kubeconfig(state, node))
