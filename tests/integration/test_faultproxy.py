@@ -51,7 +51,7 @@ def test_the_proxy_forwards_to_the_real_server_and_logs_every_request(control_pl
 def test_faults_answer_the_matching_requests_and_the_outage_every_request(control_plane: ControlPlane, proxy: FaultProxy) -> None:
     token, ca = control_plane.admin_token, proxy.ca_file
     proxy.add_fault("^%s$" % NAMESPACE, code=500, method="GET", count=2, message="injected fault")
-    answers = [call(proxy.url + NAMESPACE, token=token, ca=ca) for _ in range(3)]
+    answers = [call(proxy.url + NAMESPACE, token=token, ca=ca) for _attempt in range(3)]
     assert [code for code, _body in answers] == [500, 500, 200], answers
     assert answers[0][1]["message"] == "injected fault" and answers[0][1]["kind"] == "Status"
     # The control listener takes the same controls (for processes the test starts), during an outage too.
@@ -61,7 +61,7 @@ def test_faults_answer_the_matching_requests_and_the_outage_every_request(contro
     assert call(proxy.control_url + "/outage", "DELETE")[0] == 200
     assert call(proxy.url + "/api/v1/nodes", token=token, ca=ca)[0] == 200
     assert call(proxy.control_url + "/faults", "POST", body={"path": "^/api/v1/nodes$", "code": 429})[0] == 200  # until cleared
-    assert [call(proxy.url + "/api/v1/nodes", token=token, ca=ca)[0] for _ in range(2)] == [429, 429]
+    assert [call(proxy.url + "/api/v1/nodes", token=token, ca=ca)[0] for _attempt in range(2)] == [429, 429]
     proxy.clear_faults()
     assert call(proxy.url + "/api/v1/nodes", token=token, ca=ca)[0] == 200
     logged = call(proxy.control_url + "/requests")[1]["requests"]
