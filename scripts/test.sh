@@ -79,9 +79,10 @@ stage_integration() {
 # molecule), the guests' kubelet (tests/vm/kubelet_disk.py: molecule) and the kubelet judges
 # (tests/kubelet_judge/build.py: kubelet), each cached per release under ~/.cache/nodeops-numa-drift/.
 # Cold, they are most of a fresh machine's CI time, so when other stages run too a queue builds them in
-# the background from the start, one at a time (every Go build takes one lock: `go build` uses every core,
-# and two builds of one release at once would compile the same packages twice), in the order the stages
-# need them. A stage that needs a build waits on that lock and builds whatever is still missing itself.
+# the background from the start, one at a time (every Go build waits for its turn under one lock,
+# tests/kubelet_judge/build.py go_build_turn: `go build` uses every core, and two builds of one release at
+# once would compile the same packages twice), in the order the stages need them. A stage that needs a
+# binary goes on as soon as it exists, or builds whatever is still missing itself in its turn.
 GO_BUILDS_PID=""
 GO_BUILDS_LOG="$ROOT/tests/output/go-builds.log"
 
@@ -92,12 +93,14 @@ selected() {
 
 go_build_step() {
   local go
-  go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
+  local -a builder
   case "$1" in
-    control-plane) PATH="$(dirname "$go"):$PATH" python "$ROOT/tests/integration/controlplane.py" build ;;
-    guest-kubelet) PATH="$(dirname "$go"):$PATH" python "$ROOT/tests/vm/kubelet_disk.py" ;;
-    kubelet-judges) PATH="$(dirname "$go"):$PATH" python "$ROOT/tests/kubelet_judge/build.py" ;;
+    control-plane) builder=("$ROOT/tests/integration/controlplane.py" build) ;;
+    guest-kubelet) builder=("$ROOT/tests/vm/kubelet_disk.py") ;;
+    kubelet-judges) builder=("$ROOT/tests/kubelet_judge/build.py") ;;
   esac
+  go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || return 1
+  PATH="$(dirname "$go"):$PATH" python "${builder[@]}"
 }
 
 start_go_builds() {
