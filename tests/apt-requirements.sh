@@ -43,11 +43,16 @@ apt_requirements() {
   # Packages' own services are not wanted: the tests start Prometheus and the exporter on free
   # 127.0.0.1 ports.
   # The test command's stages run side by side and may install at the same time: apt takes its own
-  # locks without waiting, so they queue on one lock of theirs first.
+  # locks without waiting, so they queue on one lock of theirs first (NUMA_DRIFT_APT_LOCK moves it,
+  # for the scripts' own tests).
   (
     flock 9
     DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
-  ) 9>/var/lock/nodeops-numa-drift-apt.lock || { echo "$label: apt-get failed to install ${missing[*]}" >&2; return 1; }
+  ) 9>"${NUMA_DRIFT_APT_LOCK:-/var/lock/nodeops-numa-drift-apt.lock}" || {
+    local status=$?
+    echo "$label: apt-get failed to install ${missing[*]}" >&2
+    return "$status"
+  }
   echo "$label: installed ${missing[*]}"
 }

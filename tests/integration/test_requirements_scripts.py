@@ -4,7 +4,8 @@
 """The host-tool installers (tests/integration/requirements.sh, tests/vm/requirements.sh) and
 their shared body (tests/apt-requirements.sh), run as scripts against a PATH of stand-in
 commands: what each reports as missing, its exit status and messages, and the apt-get calls it
-makes. Nothing is installed: apt-get, id and dpkg-query are stand-ins that record their calls.
+makes. Nothing is installed: apt-get, id and dpkg-query are stand-ins that record their calls, and
+the lock the installs queue on is the test's own file.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ BASH = shutil.which("bash")
 INTEGRATION_COMMANDS = ("strace", "prometheus", "promtool", "prometheus-node-exporter", "chromium",
                         "podman", "runc", "etcd", "debootstrap")
 VM_COMMANDS = ("qemu-system-x86_64", "qemu-img", "debootstrap", "mkfs.ext4", "ssh", "ssh-keygen",
-               "systemd-nspawn", "flock")
+               "systemd-nspawn", "flock", "etcd")
 
 
 def stub(bindir, name, body):
@@ -41,7 +42,7 @@ def bindir(tmp_path):
     """A PATH holding only what the scripts themselves need; commands are added per test."""
     d = tmp_path / "bin"
     d.mkdir()
-    for tool in ("sort", "grep", "readlink", "dirname"):
+    for tool in ("sort", "grep", "readlink", "dirname", "flock"):
         os.symlink(shutil.which(tool), str(d / tool))
     stub(str(d), "id", 'echo "${FAKE_UID:-0}"')
     return str(d)
@@ -50,7 +51,8 @@ def bindir(tmp_path):
 def run(script, bindir, tmp_path, *args, uid=0):
     log = tmp_path / "calls.log"
     log.write_text("")
-    env = {"PATH": bindir, "CALLS": str(log), "FAKE_UID": str(uid)}
+    env = {"PATH": bindir, "CALLS": str(log), "FAKE_UID": str(uid),
+           "NUMA_DRIFT_APT_LOCK": str(tmp_path / "apt.lock")}
     proc = subprocess.run([BASH, script] + list(args), env=env, cwd=str(tmp_path),
                           capture_output=True, text=True, check=False)
     return proc.returncode, proc.stdout, proc.stderr, log.read_text().splitlines()
@@ -89,6 +91,7 @@ def test_integration_apt_get_failure_is_the_exit_status(bindir, tmp_path):
     assert (rc, calls) == (100, ["apt-get update", "apt-get install"])
     assert out.startswith("test-requirements: installing chromium debootstrap ")
     assert "installed" not in out
+    assert err.startswith("test-requirements: apt-get failed to install chromium debootstrap ")
 
 
 def test_integration_cannot_install(bindir, tmp_path):
@@ -101,10 +104,10 @@ def test_integration_cannot_install(bindir, tmp_path):
 
 
 def test_vm_check_and_install(bindir, tmp_path):
-    for name in ("qemu-img", "ssh", "flock", "mkfs.ext4"):
+    for name in ("qemu-img", "ssh", "mkfs.ext4"):
         stub(bindir, name, "exit 0")
     stub(bindir, "apt-get", 'echo "apt-get $*" >>"$CALLS"')
-    missing = "debootstrap openssh-client qemu-system-x86 systemd-container"
+    missing = "debootstrap etcd-server openssh-client qemu-system-x86 systemd-container"
     assert run(VM, bindir, tmp_path, "--check") == (1, "vm-requirements: missing packages: %s\n" % missing, "", [])
     assert run(VM, bindir, tmp_path) == (
         0, "vm-requirements: installing %s\nvm-requirements: installed %s\n" % (missing, missing), "",
