@@ -139,7 +139,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.mod
     V3_KEYS,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import GoJsonError, parse_document  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import KubeletLaunch  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.launch import KubeletLaunch  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks import (  # noqa: E402
     node_allocatable_errors,

@@ -28,7 +28,8 @@ import os
 import stat
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import KubeletLaunch, discover_kubelet
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import discover_kubelet
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.launch import KubeletLaunch
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import (
     DEFAULT_ROOT_DIR,
     KubeletSettings,

@@ -14,7 +14,8 @@ from typing import Any, Dict, List, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import CheckpointReport
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, ERAS
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, NodeDrift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.causes import NodeDrift
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY, count_blocks
