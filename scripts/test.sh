@@ -103,6 +103,16 @@ go_build_step() {
   PATH="$(dirname "$go"):$PATH" python "${builder[@]}"
 }
 
+# CHILDREN_CPU: the CPU seconds (user + system) of this shell's finished children so far (from
+# /proc/$BASHPID/stat, so no subshell: a subshell's children would not be this shell's).
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+children_cpu() {
+  local -a stat
+  read -r -a stat <"/proc/$BASHPID/stat" || { CHILDREN_CPU=0; return; }
+  # fields 16 and 17: cutime and cstime, in clock ticks (comm, field 2, is "(bash)": no spaces)
+  CHILDREN_CPU=$(((stat[15] + stat[16]) / CLK_TCK))
+}
+
 start_go_builds() {
   local -a steps=()
   local guests=""
@@ -117,8 +127,12 @@ start_go_builds() {
   (
     for step in "${steps[@]}"; do
       began=$(date +%s)
+      children_cpu
+      cpu_began=$CHILDREN_CPU
       go_build_step "$step"
-      echo "go-builds: $step exit $? in $(($(date +%s) - began))s"
+      rc=$?
+      children_cpu
+      echo "go-builds: $step exit $rc in $(($(date +%s) - began))s, CPU $((CHILDREN_CPU - cpu_began))s"
     done
   ) >"$GO_BUILDS_LOG" 2>&1 &
   GO_BUILDS_PID=$!
