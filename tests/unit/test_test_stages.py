@@ -54,7 +54,10 @@ def test_children_cpu_counts_what_finished_children_and_their_children_used():
     # The Go build queue's "CPU Ns" per step: a child that spends 1.2 s of CPU in its own child.
     script = "CLK_TCK=$(getconf CLK_TCK)\nchildren_cpu() {\n%s\n}\n" % _function("children_cpu") + r"""
 children_cpu; before=$CHILDREN_CPU
-python3 -c 'import subprocess, sys; subprocess.run([sys.executable, "-c", "import time\nend = time.process_time() + 1.2\nwhile time.process_time() < end: pass"])'
+python3 -c 'import subprocess, sys; subprocess.run([sys.executable, "-c", sys.argv[1]])' \
+  "import time
+end = time.process_time() + 1.2
+while time.process_time() < end: pass"
 children_cpu; echo "$((CHILDREN_CPU - before))"
 """
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60, check=False)
