@@ -15,10 +15,12 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settin
     MemoryReservation,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import parse_kubelet_flags
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.allocatable import (
     eviction_hard_memory_reservation,
-    node_allocatable_errors,
     node_allocatable_reservation,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks import (
+    node_allocatable_errors,
     policy_errors,
     reserved_memory_config_errors,
 )
