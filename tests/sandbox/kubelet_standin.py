@@ -141,10 +141,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.mod
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import GoJsonError, parse_document  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.launch import KubeletLaunch  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings  # noqa: E402
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks import (  # noqa: E402
-    node_allocatable_errors,
-    node_allocatable_reservation,
-)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.allocatable import node_allocatable_reservation  # noqa: E402
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.checks import node_allocatable_errors  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import (  # noqa: E402

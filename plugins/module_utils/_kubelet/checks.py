@@ -5,18 +5,16 @@
 
 Pure functions over :class:`_kubelet.KubeletSettings` (kubelet's memorymanager ``NewManager``,
 ``validateReservedMemory``, ``getSystemReservedMemory``): the policy name, the
-``reservedMemory`` config validation, the eviction threshold's reservation, Node Allocatable
-and the equality kubelet requires between them. Stdlib only, Python >= 3.9.
+``reservedMemory`` config validation, and the equality kubelet requires between the reserved
+memory and Node Allocatable (whose reservation :mod:`_kubelet.allocatable` computes). Stdlib only,
+Python >= 3.9.
 """
 
 from __future__ import annotations
 
-import re
-import struct
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import (
-    MEMORY_AVAILABLE,
     POLICY_BEST_EFFORT,
     POLICY_NONE,
     POLICY_STATIC,
@@ -25,21 +23,16 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settin
     go_quote,
     is_memory_resource,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.allocatable import node_allocatable_reservation
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import (
     BINARY_SI,
-    DECIMAL_SI,
     ByteQuantity,
-    QuantityError,
-    parse_quantity,
     converts_to_int64,
-    quantity_format,
 )
 
 __all__ = [
     "policy_errors",
     "reserved_memory_config_errors",
-    "eviction_hard_memory_reservation",
-    "node_allocatable_reservation",
     "node_allocatable_errors",
     "configuration_rejections",
     "CONFIG_FIELD_NAMES",
@@ -55,8 +48,6 @@ CONFIG_FIELD_NAMES = {
 }
 _ALLOCATABLE_FIELDS = ("reserved_memory", "system_reserved", "kube_reserved", "eviction_hard")
 CONVERT_ERROR = "could not covert a variable of type Quantity to int64"  # kubelet's spelling
-
-_GO_FLOAT = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
 
 
 def policy_errors(policy: str, platform: str = "linux") -> List[str]:
@@ -96,98 +87,6 @@ def reserved_memory_config_errors(entries: Sequence[MemoryReservation]) -> List[
                 )
             node_seen.add(name)
     return errors
-
-
-def _float32(value: float) -> float:
-    return struct.unpack("f", struct.pack("f", value))[0]
-
-
-def eviction_hard_memory_reservation(
-    threshold: Optional[str], memory_capacity_bytes: Optional[int]
-) -> Tuple[Optional[ByteQuantity], Optional[str]]:
-    """Bytes a ``memory.available`` hard threshold reserves (kubelet ``hardEvictionReservation``).
-
-    ``(None, None)``: no threshold; ``(None, problem)``: kubelet would reject it or it
-    cannot be resolved. Percentages are ``float32`` in kubelet and resolve against the
-    node's memory capacity (``/proc/meminfo`` ``MemTotal``).
-    """
-    if threshold is None:
-        return None, None
-    value = threshold.strip()
-    if value.endswith("%"):
-        if value in ("0%", "100%"):
-            return None, None  # kubelet ignores 0% and 100%
-        number = value.rstrip("%")
-        if not _GO_FLOAT.match(number):
-            return None, "eviction threshold %s: strconv.ParseFloat: parsing %s: invalid syntax" % (
-                MEMORY_AVAILABLE,
-                go_quote(number),
-            )
-        try:
-            percentage = _float32(_float32(float(number)) / 100)
-        except OverflowError:
-            return None, "eviction percentage threshold %s must be <= 100%%: %s" % (MEMORY_AVAILABLE, value)
-        if percentage < 0:
-            return None, "eviction percentage threshold %s must be >= 0%%: %s" % (MEMORY_AVAILABLE, value)
-        if percentage > 1:
-            return None, "eviction percentage threshold %s must be <= 100%%: %s" % (MEMORY_AVAILABLE, value)
-        if memory_capacity_bytes is None:
-            return None, "cannot resolve evictionHard %s %s without the node's memory capacity" % (
-                MEMORY_AVAILABLE,
-                value,
-            )
-        return ByteQuantity(int(float(memory_capacity_bytes) * percentage), BINARY_SI), None
-    try:
-        parsed = parse_quantity(value, allow_negative=True)
-    except QuantityError as error:
-        return None, "eviction threshold %s: %s" % (MEMORY_AVAILABLE, error)
-    if parsed <= 0:
-        return None, "eviction threshold %s must be positive: %s" % (MEMORY_AVAILABLE, value)
-    return ByteQuantity(parsed, quantity_format(value)), None
-
-
-def _sum_keeping_format(quantities: Iterable[Optional[ByteQuantity]]) -> ByteQuantity:
-    """``Quantity.Add`` chain from a zero: the format is the first non-zero addend's."""
-    total = 0
-    quantity_format = DECIMAL_SI
-    for quantity in quantities:
-        if quantity is None:
-            continue
-        if total == 0:
-            quantity_format = quantity.format
-        total += int(quantity)
-    return ByteQuantity(total, quantity_format)
-
-
-def node_allocatable_reservation(
-    settings: KubeletSettings,
-    memory_capacity_bytes: Optional[int],
-    hugepage_resources: Optional[Iterable[str]] = None,
-) -> Tuple[Dict[str, ByteQuantity], List[str]]:
-    """Kubelet's ``GetNodeAllocatableReservation`` for memory resources (pkg/kubelet/cm/node_container_manager_linux.go).
-
-    Only resources in the node's capacity count: ``memory`` and the machine's hugepage sizes
-    (``hugepage_resources``; ``None`` = every ``hugepages-*`` named in the settings). Zero
-    reservations are omitted, as kubelet omits them.
-    """
-    eviction, problem = eviction_hard_memory_reservation(settings.eviction_hard_memory, memory_capacity_bytes)
-    problems = [problem] if problem else []
-    if hugepage_resources is None:
-        hugepage_resources = [
-            name for name in set(settings.system_reserved) | set(settings.kube_reserved) if name.startswith("hugepages-")
-        ]
-    result = {}
-    for resource in ["memory"] + sorted(set(hugepage_resources)):
-        total = _sum_keeping_format(
-            [
-                settings.system_reserved.get(resource),
-                settings.kube_reserved.get(resource),
-                eviction if resource == "memory" else None,
-            ]
-        )
-        if int(total):
-            result[resource] = total
-    return result, problems
 
 
 def _reserved_memory_sums(entries: Sequence[MemoryReservation]) -> Dict[str, ByteQuantity]:

@@ -7,14 +7,19 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import (
+    ByteQuantity,
     QuantityError,
     converts_to_int64,
     describe_bytes,
     format_binary_quantity,
     hugepage_resource_name,
     parse_quantity,
+    quantity_text,
     to_byte_quantity,
 )
+
+MiB = 1024 * 1024
+GiB = 1024 * MiB
 
 
 @pytest.mark.parametrize(
@@ -130,3 +135,30 @@ def test_a_parsed_quantity_keeps_its_spelling():
     quantity, problem = to_byte_quantity(" 1.5Gi", "reservedMemory")
     assert problem is None and int(quantity) == 1536 * 1024 * 1024 and quantity.text == "1.5Gi"
     assert to_byte_quantity(2048, "x")[0].text == "2048"
+
+
+@pytest.mark.parametrize(
+    "value, quantity_format, text",
+    [
+        (GiB, "BinarySI", "1Gi"),
+        (1124 * MiB, "BinarySI", "1124Mi"),
+        (1500, "BinarySI", "1500"),
+        (1000, "BinarySI", "1k"),  # |x| < 1024: printed as DecimalSI
+        (0, "BinarySI", "0"),
+        (10 ** 9, "DecimalSI", "1G"),
+        (1500 * 10 ** 6, "DecimalSI", "1500M"),
+        (GiB, "DecimalSI", "1073741824"),
+        (10 ** 9, "DecimalExponent", "1e9"),
+        (123, "DecimalExponent", "123"),
+    ],
+)
+def test_quantity_text_matches_resource_quantity_string(value, quantity_format, text):
+    assert quantity_text(value, quantity_format) == text
+    assert ByteQuantity(value, quantity_format).kube_text == text
+
+
+def test_byte_quantity_is_an_int():
+    quantity = ByteQuantity(GiB, "BinarySI")
+    assert quantity == GiB and {"memory": quantity} == {"memory": GiB}
+    assert quantity + 1 == GiB + 1
+    assert repr(quantity) == "ByteQuantity(1073741824, 'BinarySI')"

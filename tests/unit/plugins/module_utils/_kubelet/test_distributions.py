@@ -18,9 +18,7 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import discover_kubelet
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import go_ext, walk_config_dir
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import load_service
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import parse_env_file, split_words
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import OMIT
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
     GIB,
@@ -214,18 +212,6 @@ def test_kubeadm_drop_ins_lexical_order_and_ignored_names(tmp_path):
     assert settings.field_sources["reserved_memory"] == "/etc/kubernetes/kubelet.conf.d/20-b.conf"
 
 
-def test_walk_recurses_into_sub_directories_at_their_place(tmp_path):
-    root = str(tmp_path)
-    for name in ("a.conf", "b/c.conf", "b/d.txt", "c.conf", ".conf"):
-        path = os.path.join(root, "d", name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        open(path, "w").close()
-    found, problems = walk_config_dir(root, "/d")
-    assert problems == []
-    assert [shown for shown, _source in found] == ["/d/.conf", "/d/a.conf", "/d/b/c.conf", "/d/c.conf"]
-    assert go_ext("x.conf.bak") == ".bak" and go_ext(".conf") == ".conf" and go_ext("README") == ""
-
-
 def test_unreadable_drop_in_is_kubelet_config_unknown_and_touches_nothing(tmp_path):
     files = dict(LAYOUTS["rke2"][0])
     files["/var/lib/rancher/rke2/agent/etc/kubelet.conf.d/60-bad.conf"] = "memoryManagerPolicy: [Static\n"
@@ -263,13 +249,6 @@ def test_no_configuration_at_all_is_refused_not_guessed(tmp_path):
     result = probe(root)
     assert result.assessment.verdict == "kubelet_config_unknown"
     assert result.settings.distribution == "unknown"
-
-
-def test_systemd_quoting_and_env_file_continuations():
-    assert split_words('a "b c" \'d\' e\\ f') == (["a", "b c", "d", "e f"], None)
-    assert split_words('"open')[1] == 'unterminated " quote'
-    variables, problems = parse_env_file('KUBELET_ARGS="--a=1 \\\n--b=2"\nX=\'y z\'\n')
-    assert variables == {"KUBELET_ARGS": "--a=1 --b=2", "X": "y z"} and problems == []
 
 
 def test_discovery_of_a_masked_unit_falls_back(tmp_path):

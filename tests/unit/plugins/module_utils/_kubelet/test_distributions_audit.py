@@ -17,9 +17,7 @@ import os
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappers import k0s_extra_args
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import expand_specifiers
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import GIB, MIB, tree_snapshot
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils._kubelet.test_distributions import (
     STATIC,
@@ -592,20 +590,3 @@ def test_k0s_controller_without_a_worker_is_refused_not_guessed(tmp_path):
     result, settings = probed(tmp_path, files, root_dir="/var/lib/k0s/kubelet")
     assert result.assessment.verdict == "kubelet_config_unknown"
     assert any("runs no kubelet" in cause.message for cause in result.assessment.causes)
-
-
-# --------------------------------------------------------------------------- the pure helpers behind the fixes
-
-
-def test_k0s_extra_args_split_like_k0s():
-    assert k0s_extra_args("--reserved-memory=0:memory=5Gi  --v=2\t--reserved-memory=1:memory=1Gi --node-labels='a=b'") == [
-        "--node-labels='a=b'",  # k0s does not unquote: strings.Fields
-        "--reserved-memory=1:memory=1Gi",
-        "--v=2",
-    ]
-    assert k0s_extra_args("") == []
-
-
-def test_systemd_specifiers():
-    assert expand_specifiers("/etc/default/%N", "rke2-agent.service") == "/etc/default/rke2-agent"
-    assert expand_specifiers("%n %%n %%%N %i", "k3s.service") == "k3s.service %n %k3s %i"

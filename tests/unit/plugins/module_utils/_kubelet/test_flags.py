@@ -5,13 +5,17 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import (
     parse_eviction_hard_flag,
     parse_key_value_flag,
     parse_kubelet_flags,
 )
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import build_node_tree
 
 
 def test_key_value_flag():
@@ -76,3 +80,48 @@ def test_kubelet_flags_report_bad_values_like_pflag():
         'invalid argument "0:cpu=1" for "--reserved-memory" flag: memory type conversion error, unknown type: "cpu"',
         'invalid argument "memory" for "--system-reserved" flag: malformed pair, expect string=string',
     )
+
+
+@pytest.mark.parametrize("value, accepted", [("2", True), ("0", True), ("", False), ("two", False), ("-1", False), ("4294967296", False)])
+def test_log_level_flag_kubelet_cannot_parse_is_a_problem(value, accepted):
+    # klog Level.Set: strconv.ParseUint(value, 10, 32); "--v=${UNSET}" makes kubelet exit before anything else.
+    flags = parse_kubelet_flags(["--v=" + value])
+    if accepted:
+        assert flags.problems == ()
+    else:
+        assert flags.problems == ('invalid argument "%s" for "--v" flag: strconv.ParseUint: parsing "%s": invalid syntax' % (value, value),)
+
+
+@pytest.mark.parametrize("args", [["--pod-infra-container-image=pause:3.5"], ["--pod-infra-container-image", "pause:3.5", "--v=2"]])
+def test_a_flag_kubelet_1_35_no_longer_knows_is_a_problem_naming_the_releases(args):
+    # pflag "unknown flag" from 1.35 on (v1.34.4 still defines it): the supported releases disagree.
+    flags = parse_kubelet_flags(args + ["--memory-manager-policy=Static"])
+    assert flags.problems == (
+        "unknown flag: --pod-infra-container-image (kubelet releases disagree: 1.34 accept it, 1.35, 1.36, 1.37 "
+        "refuse to start with it)",
+    )
+    assert flags.policy == "Static"
+
+
+@pytest.mark.parametrize("where", ["config", "flag", "dropin"])
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_feature_gate_kubelet_1_34_does_not_know_is_a_problem_naming_the_releases(tmp_path, where, enabled):
+    # SetFromMap refuses a gate the release does not define, on or off (v1.34/v1.35 panic while defaulting the
+    # config file); PodLevelResourceManagers exists from 1.36 (kubelet's own TestCheckpointStateRestore turns it on).
+    gate = {"PodLevelResourceManagers": enabled}
+    dropin = json.dumps({"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration", "featureGates": gate})
+    root = build_node_tree(tmp_path, kubelet_config={"memoryManagerPolicy": "None", **({"featureGates": gate} if where == "config" else {})},
+                           extra_files={"/etc/kubernetes/kubelet.conf.d/50-gates.conf": dropin} if where == "dropin" else None)
+    flags = ["--config=/var/lib/kubelet/config.yaml"]
+    flags += ["--feature-gates=PodLevelResourceManagers=%s" % str(enabled).lower()] if where == "flag" else []
+    flags += ["--config-dir=/etc/kubernetes/kubelet.conf.d"] if where == "dropin" else []
+    settings = load_kubelet_settings(root, flags=flags)
+    assert settings.problems == (
+        "unrecognized feature gate: PodLevelResourceManagers (kubelet releases disagree: 1.36, 1.37 accept it, 1.34, 1.35 "
+        "refuse to start with it)",
+    )
+
+
+def test_feature_gates_every_supported_release_knows_are_no_problem(tmp_path):
+    root = build_node_tree(tmp_path, kubelet_config={"memoryManagerPolicy": "None", "featureGates": {"PodLevelResources": True}})
+    assert load_kubelet_settings(root).problems == ()
