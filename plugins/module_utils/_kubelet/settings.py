@@ -55,16 +55,18 @@ DRIFT_TOLERANCE_GATE = "MemoryManagerDriftTolerance"
 DRIFT_TOLERANCE_OPTION = "memory-drift-tolerance"
 
 
+# strconv.appendEscapedRune's named escapes (Go's %q)
+_GO_NAMED_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
 def go_quote(text: str) -> str:
     """Go's ``%q`` for the plain strings kubelet quotes."""
     out = []
     for char in text:
         if char in ('"', "\\"):
             out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
+        elif char in _GO_NAMED_ESCAPES:
+            out.append(_GO_NAMED_ESCAPES[char])
         elif ord(char) < 0x20 or ord(char) == 0x7F:
             out.append("\\x%02x" % ord(char))
         else:

@@ -42,6 +42,7 @@ def test_settings_can_be_built_directly():
     ('say "hi"', '"say \\"hi\\""'),  # strconv.Quote escapes the quote and the backslash
     ("a\\b", '"a\\\\b"'),
     ("a\nb\tc", '"a\\nb\\tc"'),  # named escapes
+    ("\a\b\f\r\v", '"\\a\\b\\f\\r\\v"'),  # strconv.appendEscapedRune names these five too
     ("\x01\x7f", '"\\x01\\x7f"'),  # other control bytes and DEL: \x and two lower-case hex digits
     ("hugepages-1Gi", '"hugepages-1Gi"'),
 ])
