@@ -21,9 +21,12 @@ GIB = 1024 ** 3
 def test_policy_names_are_case_sensitive_and_per_platform():
     assert policy_errors("None") == [] and policy_errors("Static") == []
     assert policy_errors("static") == ['unknown policy: "static"']
+    assert policy_errors("") == ['unknown policy: ""']
     assert policy_errors("BestEffort") == ['policy "BestEffort" is not available for platform "linux"']
     assert policy_errors("BestEffort", "windows") == []
+    assert policy_errors("BestEffort", platform="windows") == []  # by keyword too, as callers pass it
     assert policy_errors("Static", "windows") == ['policy "Static" is not available on Windows']
+    assert policy_errors("Static", platform="windows") == ['policy "Static" is not available on Windows']
 
 
 def test_reserved_memory_validation_as_kubelet_validates_it():
@@ -40,15 +43,6 @@ def test_reserved_memory_validation_as_kubelet_validates_it():
 
 
 # --------------------------------------------------------------------------- through load_kubelet_settings
-
-
-def test_policy_names_are_case_sensitive():
-    assert policy_errors("None") == [] and policy_errors("Static") == []
-    assert policy_errors("static") == ['unknown policy: "static"']
-    assert policy_errors("") == ['unknown policy: ""']
-    assert policy_errors("BestEffort") == ['policy "BestEffort" is not available for platform "linux"']
-    assert policy_errors("BestEffort", platform="windows") == []
-    assert policy_errors("Static", platform="windows") == ['policy "Static" is not available on Windows']
 
 
 def test_g19_configuration_satisfies_node_allocatable(tmp_path):
