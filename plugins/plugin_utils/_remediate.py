@@ -252,8 +252,8 @@ def failed_message(rec: Mapping[str, Any], cordon: Mapping[str, Any], restored: 
         message = (
             "the checkpoint was repaired and the Node is Ready, but the pods the drain evicted did not end within %ss (%s),"
             " so the node stays cordoned. Check the pods still Terminating on it (kubectl get pods -A --field-selector"
-            " spec.nodeName=%s), then: kubectl uncordon %s && kubectl annotate node %s %s- , or run the remediate playbook"
-            " again (it waits for them again and finishes the uncordon)"
+            " spec.nodeName=%s), then: kubectl uncordon %s && kubectl annotate node %s %s- , or, once they are gone, run the remediate playbook"
+            " again (it finishes the uncordon)"
             % (options.get("drain_timeout", "?"), failure, name, name, name, cordoned_by))
     elif phase == "uncordon":
         if not cordon.get("cordoned_by_us"):
