@@ -31,12 +31,14 @@ PHASES = {
     "Wait for kubelet to become active": "wait_kubelet",
     "Watch kubelet for the settle period": "wait_kubelet",
     "Wait for the Node to report Ready": "wait_node",
+    "Wait for the evicted pods to end": "drain_wait",
     "Uncordon the Node": "uncordon",
     "Finish what an earlier run left": "uncordon",
     "Decide what to do on this node": "plan",
 }
 # Phases after which the repaired checkpoint is in place and kubelet did not come back: restore it.
 RESTORE_PHASES = ("start_kubelet", "wait_kubelet", "wait_node")
+# drain_wait (the evicted pods did not end after the repair) is in neither: the repair worked, the Node is Ready.
 # Phases after kubelet was stopped but before anything was written: start it again.
 RESTART_PHASES = ("stop_kubelet", "repair")
 
@@ -201,6 +203,8 @@ def recovery(task_name: str, result: Mapping[str, Any], state: Mapping[str, Any]
         failure = kubelet_wait_failure(task_name, result, options, bool(state.get("kubelet_active")))
     elif phase == "wait_node" and result.get("resources"):
         failure = node_ready_failure(result, options)
+    elif phase == "drain_wait" and result.get("warnings") and not result.get("msg"):
+        failure = "%s: %s" % (task_name, "; ".join(str(w) for w in result["warnings"]))  # k8s_drain's timeout is a warning
     else:
         failure = failure_text(task_name, result)
     # A Ready wait whose last attempt could not read the Node at all: the API went away.
@@ -244,6 +248,13 @@ def failed_message(rec: Mapping[str, Any], cordon: Mapping[str, Any], restored: 
             "the checkpoint was repaired and kubelet stayed up for %ss, but the API could not be reached to see the Node Ready"
             " (%s). The node is repaired but still cordoned: run the remediate playbook again when the API is back (it finishes"
             " the uncordon), or: kubectl uncordon %s && kubectl annotate node %s %s-" % (options["settle_seconds"], failure, name, name, cordoned_by))
+    elif phase == "drain_wait":
+        message = (
+            "the checkpoint was repaired and the Node is Ready, but the pods the drain evicted did not end within %ss (%s),"
+            " so the node stays cordoned. Check the pods still Terminating on it (kubectl get pods -A --field-selector"
+            " spec.nodeName=%s), then: kubectl uncordon %s && kubectl annotate node %s %s- , or, once they are gone, run the remediate playbook"
+            " again (it finishes the uncordon)"
+            % (options.get("drain_timeout", "?"), failure, name, name, name, cordoned_by))
     elif phase == "uncordon":
         if not cordon.get("cordoned_by_us"):
             message = ("the node is repaired and Ready, and stays cordoned as it was before this run, but recording the outcome on"

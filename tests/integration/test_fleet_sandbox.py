@@ -704,17 +704,30 @@ def owned_by_daemonset(pod: Dict[str, Any]) -> bool:
 class EvictedPodsEnded:
     """Kubelet's part after a graceful delete, for one node: every pod there with a deletionTimestamp is deleted with
     grace period 0 and its UID as precondition, as kubelet's status manager does once the pod's containers stopped
-    (pkg/kubelet/status/status_manager.go, syncPod). A thread of the test, every 0.5 s, while in the ``with``."""
+    (pkg/kubelet/status/status_manager.go, syncPod). A thread of the test, every 0.5 s, while in the ``with``.
+
+    Only once the checkpoint was repaired (its bytes differ from the original): before, this node's kubelet refuses the
+    checkpoint and does not run, so nothing ends the pods. ``terminating_at_repair``: the pods that were Terminating when
+    the thread first saw the repair."""
 
     def __init__(self, fleet: Fleet, name: str) -> None:
         import threading  # pylint: disable=import-outside-toplevel
 
         self.fleet, self.name, self.ended = fleet, name, []  # type: Fleet, str, List[str]
+        self.terminating_at_repair = None  # type: Optional[List[str]]
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self) -> None:
         while not self.stopping.wait(0.5):
+            if self.terminating_at_repair is None:
+                if self.fleet.checkpoint_bytes(self.name) == self.fleet.originals[self.name]:
+                    continue
+                try:
+                    self.terminating_at_repair = sorted(
+                        key for key, pod in pods_on(self.fleet, self.name).items() if pod["metadata"].get("deletionTimestamp"))
+                except OSError:
+                    continue
             try:
                 for key, pod in pods_on(self.fleet, self.name).items():
                     if pod["metadata"].get("deletionTimestamp"):
@@ -736,12 +749,10 @@ class EvictedPodsEnded:
 
 def test_drain_evicts_the_workload_then_repairs_and_uncordons(draining: Fleet) -> None:
     """The drain on a real API server: k8s_drain evicts through the Eviction API under the ServiceAccount (the drain
-    ClusterRole), the server deletes each pod gracefully (a deletionTimestamp), and the drain waits until they are gone.
-
-    Ending them is kubelet's part, and this node's kubelet is the one that refuses the checkpoint (what the role
-    repairs): it does not run, so in a cluster the evicted pods would stay Terminating and the drain would time out
-    (test_drain_wait_timeout_fails_the_node_instead_of_warning). Here the test plays a kubelet that ends them
-    (EvictedPodsEnded: a delete with grace period 0 and the pod's UID, what kubelet sends), to show the rest."""
+    ClusterRole) and the server deletes each pod gracefully (a deletionTimestamp). Ending them is kubelet's part, and
+    this node's kubelet is the one that refuses the checkpoint: the role does not wait for them before the repair, only
+    after it, once the Node is Ready, and uncordons when they are gone. Here the test plays that kubelet once the
+    checkpoint is repaired (EvictedPodsEnded: a delete with grace period 0 and the pod's UID, what kubelet sends)."""
     fleet = draining
     name = sorted(fleet.nodes)[0]
     before = pods_on(fleet, name)
@@ -752,6 +763,8 @@ def test_drain_evicts_the_workload_then_repairs_and_uncordons(draining: Fleet) -
         run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true")
     assert run.rc == 0, run.tail()
     assert run.rows()[name]["action"] == "repaired", run.rows()[name]
+    assert kubelet.terminating_at_repair == workload, "the evicted workload was still Terminating at the repair: %s" % (
+        kubelet.terminating_at_repair,)
     assert sorted(set(kubelet.ended)) == workload, "only the evicted workload was Terminating: %s" % kubelet.ended
     after = pods_on(fleet, name)
     assert sorted(after) == daemons, "drain must evict the workload and leave DaemonSet pods: %s" % sorted(after)
@@ -808,16 +821,31 @@ def test_drain_refused_by_a_disruption_budget_fails_the_node_and_touches_nothing
     assert not pods_on(fleet, name)[blocked]["metadata"].get("deletionTimestamp")
 
 
-def test_drain_wait_timeout_fails_the_node_instead_of_warning(draining: Fleet) -> None:
-    """kubernetes.core.k8s_drain only warns when wait_timeout expires with pods still terminating: the role must fail
-    the node there, before any repair. No kubelet ends the evicted pods on this node (its kubelet refuses the
-    checkpoint), so on the real API server they stay Terminating, as in a cluster."""
+def test_drain_wait_after_the_repair_times_out_and_the_repaired_node_stays_cordoned(draining: Fleet) -> None:
+    """No kubelet ends the evicted pods on this node (the one that ran no kubelet), so on the real API server they stay
+    Terminating. The drain before the repair only requests the evictions: the checkpoint is repaired and the Node Ready;
+    the wait for the pods after it times out (kubernetes.core.k8s_drain only warns then: the role fails the node), and
+    the node stays cordoned, repaired, with nothing restored."""
     fleet = draining
     name = sorted(fleet.nodes)[2]
     lingering = sorted(key for key, pod in pods_on(fleet, name).items() if not owned_by_daemonset(pod))[0]
     run = fleet.playbook("remediate", "-l", name, "-e", "remediate_drain=true", "-e", "remediate_drain_timeout=3")
-    assert_drain_failed_and_nothing_touched(fleet, name, run, lingering)
+    assert run.rc != 0, run.tail()
+    row = run.rows()[name]
+    assert row["action"] == "failed", row
+    message = row["message"]
+    assert message.startswith("the checkpoint was repaired and the Node is Ready, but the pods the drain evicted did not end"
+                              " within 3s"), message
+    assert "so the node stays cordoned" in message and "kubectl uncordon %s" % name in message, message
+    assert "kubectl annotate node %s %s-" % (name, CORDONED_BY) in message, message
+    assert fleet.verdict(name) == "in_sync", "the repair must stay in place"
+    assert fleet.checkpoint_bytes(name) != fleet.originals[name]
+    assert os.path.exists(fleet.history_file(name)), "the history records the repair"
+    assert fleet.ready(name) == "True"
+    assert fleet.unschedulable(name) and fleet.annotations(name)[CORDONED_BY] == MARKER
+    assert fleet.annotations(name)[REASON].startswith("drain_wait: "), fleet.annotations(name)[REASON]
     assert pods_on(fleet, name)[lingering]["metadata"].get("deletionTimestamp")
+    assert_not_half_done(fleet, name)
 
 
 # --------------------------------------------------------------------------- rollout controls

@@ -121,3 +121,16 @@ def test_recovery_puts_the_checkpoint_back_only_after_a_write():
     assert lost["api_lost"] and not lost["restore"]
     stop = _remediate.recovery("Stop kubelet", {"msg": "x"}, {}, options())
     assert stop["restart"] and not stop["restore"]
+
+
+def test_drain_wait_restores_nothing_and_says_the_node_is_repaired_but_cordoned():
+    result = {"warnings": ["timeout reached while pods were still running."]}
+    rec = _remediate.recovery("Wait for the evicted pods to end", result, {"checkpoint_written": True, "cordoned_by_us": True},
+                              options(drain_timeout=30))
+    assert rec["phase"] == "drain_wait" and not rec["restore"] and not rec["restart"] and rec["annotate"] and not rec["api_lost"]
+    assert "timeout reached while pods were still running" in rec["failure"]
+    message = _remediate.failed_message(rec, {"cordoned_by_us": True}, False, [], {}, options(drain_timeout=30))
+    assert message.startswith("the checkpoint was repaired and the Node is Ready, but the pods the drain evicted did not end"
+                              " within 30s"), message
+    assert "so the node stays cordoned" in message and "kubectl uncordon n1 && kubectl annotate node n1 p/cordoned-by-" in message
+    assert "put back" not in message
