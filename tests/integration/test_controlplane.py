@@ -44,8 +44,8 @@ rbac_documents = realapi.rbac_documents
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory, collections_path: str, control_plane: ControlPlane,
           service_account: str) -> Iterator[RealFleet]:
-    """Five repairable nodes (all-drift) registered on the real API server; playbooks under the ServiceAccount."""
-    for real in realapi.real_fleet(tmp_path_factory, collections_path, control_plane, service_account, "all-drift", nodes=5):
+    """Six repairable nodes (all-drift) registered on the real API server; playbooks under the ServiceAccount."""
+    for real in realapi.real_fleet(tmp_path_factory, collections_path, control_plane, service_account, "all-drift", nodes=6):
         # Every run: the pause switch is read (not paused) and the health gate lists the Nodes.
         real.default_args = ["-e", "numa_drift_pause_configmap=numa-drift-rollout", "-e", "numa_drift_max_unhealthy=100%"]
         control_plane.apply(PAUSE)
@@ -223,11 +223,13 @@ STEPS = {
     "nodes patch": ("", (), "Cordon the Node"),
     "pods list": ("", ("-e", "remediate_dry_run=true"), "Write report.json"),
     "events create": ("", (), "Say that the Event could not be posted"),
-    # The optional drain rules (nodeops-numa-drift-drain.yml): the run drains, and fails there.
+    # The optional drain rules (nodeops-numa-drift-drain.yml), over a node of their own: the evictions before the
+    # repair, and the wait for the evicted pods after it (k8s_drain reads each pod).
     "pods/eviction create": ("", ("-e", "remediate_drain=true"), "Drain the Node"),
-    "pods get": ("", ("-e", "remediate_drain=true"), "Drain the Node"),
+    "pods get": ("", ("-e", "remediate_drain=true"), "Wait for the evicted pods to end"),
 }
 DRAIN_KEYS = ("pods/eviction create", "pods get")  # in this order: the first evicts nothing, the second everything
+DRAIN_WAIT_FAILED = "the checkpoint was repaired and the Node is Ready, but the pods the drain evicted did not end"
 
 
 def run_without(fleet: RealFleet, token: str, role: str, index: int, verb: str, target: str) -> sandbox.Run:
@@ -262,8 +264,9 @@ def permission_order(permission: Tuple[str, int, str]) -> Tuple[int, int]:
 
 
 def test_every_permission_of_the_shipped_roles_is_needed(fleet: RealFleet, service_account_token: str) -> None:
-    target = sorted(fleet.nodes)[4]
-    assert fleet.verdict(target) == "drift_within_bound" and not fleet.unschedulable(target)
+    target, drain_target = sorted(fleet.nodes)[4:6]
+    for name in (target, drain_target):
+        assert fleet.verdict(name) == "drift_within_bound" and not fleet.unschedulable(name)
     granted = permissions()
     # The manifests grant exactly the permissions this test takes away one by one (events create last: it repairs).
     assert sorted("%s %s" % (rule_resource(role, index), verb) for role, index, verb in granted) == sorted(STEPS)
@@ -271,7 +274,7 @@ def test_every_permission_of_the_shipped_roles_is_needed(fleet: RealFleet, servi
     for document in drain_rbac:
         fleet.plane.apply(document)
     try:
-        failures, runs = check_each_permission(fleet, service_account_token, target, sorted(granted, key=permission_order))
+        failures, runs = check_each_permission(fleet, service_account_token, target, drain_target, sorted(granted, key=permission_order))
     finally:
         for document in drain_rbac:
             fleet.plane.delete(document)
@@ -279,10 +282,13 @@ def test_every_permission_of_the_shipped_roles_is_needed(fleet: RealFleet, servi
     assert not failures, "\n\n".join(failures)
 
 
-def check_each_permission(fleet: RealFleet, token: str, target: str, granted: List[Tuple[str, int, str]]) -> Tuple[List[str], List[str]]:
+def check_each_permission(fleet: RealFleet, token: str, target: str, drain_target: str,
+                          granted: List[Tuple[str, int, str]]) -> Tuple[List[str], List[str]]:
     failures, runs = [], []
+    main_target = target
     for role, index, verb in granted:
         key = "%s %s" % (rule_resource(role, index), verb)
+        target = drain_target if key in DRAIN_KEYS else main_target
         events_before = len(fleet.events(target))
         run = run_without(fleet, token, role, index, verb, target)
         runs.append("%s: rc %d, %.0f s" % (key, run.rc, run.seconds))
@@ -303,12 +309,20 @@ def check_each_permission(fleet: RealFleet, token: str, target: str, granted: Li
             assert run.rc == 0, run.tail()
             assert fleet.rows_action(run, target) == ("dry_run" if key == "pods list" else "repaired"), run.tail()
             assert len(fleet.events(target)) == events_before
-        elif key in DRAIN_KEYS:
+        elif key == "pods/eviction create":
             # The drain failed: kubelet and the checkpoint untouched, the Node left cordoned by us with the reason.
             assert run.rc != 0, (key, run.tail())
             row = run.rows()[target]
             assert row["action"] == "failed" and row["message"].startswith("drain failed; kubelet and its checkpoint were not touched"), row
             assert fleet.checkpoint_bytes(target) == fleet.originals[target] and fleet.unschedulable(target), key
+            assert fleet.annotations(target)[sandbox.CORDONED_BY] == sandbox.MARKER, key
+        elif key == "pods get":
+            # The evictions went through and the node was repaired; the wait for the evicted pods could not read them:
+            # the repair stays, the Node stays cordoned by us.
+            assert run.rc != 0, (key, run.tail())
+            row = run.rows()[target]
+            assert row["action"] == "failed" and row["message"].startswith(DRAIN_WAIT_FAILED), row
+            assert fleet.verdict(target) == "in_sync" and fleet.unschedulable(target), key
             assert fleet.annotations(target)[sandbox.CORDONED_BY] == sandbox.MARKER, key
         else:
             # Stopped before the node was touched.
