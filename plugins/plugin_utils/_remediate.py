@@ -273,9 +273,20 @@ def failed_message(rec: Mapping[str, Any], cordon: Mapping[str, Any], restored: 
             "stop_kubelet": "stopping kubelet failed; the checkpoint was not touched and kubelet was started again%s: %s" % (note, failure),
             "repair": "the repair failed and the checkpoint is as it was; kubelet was started again%s: %s" % (note, failure),
         }.get(phase, "failed: %s" % failure)
+    message += drain_permission_hint(phase, failure)
     if notes:
         message += " Recovery problems: " + "; ".join(notes)
     return message
+
+
+# k8s_drain reports a refused pod read or eviction with no more than the answer's reason.
+DRAIN_RBAC_HINT = (" The API server refused the drain's request: remediate_drain=true needs the extra rules of"
+                   " extensions/rbac/nodeops-numa-drift-drain.yml (create on pods/eviction, get on pods) bound to the same identity.")
+
+
+def drain_permission_hint(phase: str, failure: str) -> str:
+    """Where a drain step failed as Forbidden, say which shipped ClusterRole grants what it needs."""
+    return DRAIN_RBAC_HINT if phase in ("drain", "drain_wait") and "Forbidden" in failure else ""
 
 
 def with_event(outcome: Dict[str, Any], reason: str) -> Dict[str, Any]:

@@ -134,3 +134,15 @@ def test_drain_wait_restores_nothing_and_says_the_node_is_repaired_but_cordoned(
                               " within 30s"), message
     assert "so the node stays cordoned" in message and "kubectl uncordon n1 && kubectl annotate node n1 p/cordoned-by-" in message
     assert "put back" not in message
+
+
+@pytest.mark.parametrize("task, phase", [("Drain the Node", "drain"), ("Wait for the evicted pods to end", "drain_wait")])
+def test_a_forbidden_drain_step_names_the_drain_cluster_role(task, phase):
+    rec = _remediate.recovery(task, {"msg": "Failed to delete pod default/web: Exception raised: Forbidden"},
+                              {"checkpoint_written": phase == "drain_wait", "cordoned_by_us": True}, options(drain_timeout=30))
+    assert rec["phase"] == phase
+    message = _remediate.failed_message(rec, {"cordoned_by_us": True}, False, [], {}, options(drain_timeout=30))
+    assert message.endswith(_remediate.DRAIN_RBAC_HINT) and "nodeops-numa-drift-drain.yml" in message, message
+    other = _remediate.recovery(task, {"msg": "Cannot evict pod as it would violate the pod's disruption budget."},
+                                {"cordoned_by_us": True}, options(drain_timeout=30))
+    assert "nodeops-numa-drift-drain.yml" not in _remediate.failed_message(other, {"cordoned_by_us": True}, False, [], {}, options())
