@@ -173,7 +173,9 @@ def repaired_message(outcome: Mapping[str, Any], cordon: Mapping[str, Any], opti
 
 
 def failure_text(task_name: str, result: Mapping[str, Any]) -> str:
-    text = "%s: %s" % (task_name or "a task", str(result.get("msg") or "failed").strip())
+    # A task failed by its failed_when on a warning has no msg: the warnings say why (k8s_drain's wait timeout).
+    reason = result.get("msg") or "; ".join(str(warning) for warning in result.get("warnings") or []) or "failed"
+    text = "%s: %s" % (task_name or "a task", str(reason).strip())
     for key, left, right in (("stdout", " (", ")"), ("stderr", " [", "]")):
         value = str(result.get(key) or "").strip()
         if value:
@@ -203,8 +205,6 @@ def recovery(task_name: str, result: Mapping[str, Any], state: Mapping[str, Any]
         failure = kubelet_wait_failure(task_name, result, options, bool(state.get("kubelet_active")))
     elif phase == "wait_node" and result.get("resources"):
         failure = node_ready_failure(result, options)
-    elif phase == "drain_wait" and result.get("warnings") and not result.get("msg"):
-        failure = "%s: %s" % (task_name, "; ".join(str(w) for w in result["warnings"]))  # k8s_drain's timeout is a warning
     else:
         failure = failure_text(task_name, result)
     # A Ready wait whose last attempt could not read the Node at all: the API went away.
@@ -254,7 +254,7 @@ def failed_message(rec: Mapping[str, Any], cordon: Mapping[str, Any], restored: 
             " so the node stays cordoned. Check the pods still Terminating on it (kubectl get pods -A --field-selector"
             " spec.nodeName=%s), then: kubectl uncordon %s && kubectl annotate node %s %s- , or, once they are gone, run the remediate playbook"
             " again (it finishes the uncordon)"
-            % (options.get("drain_timeout", "?"), failure, name, name, name, cordoned_by))
+            % (options["drain_timeout"], failure, name, name, name, cordoned_by))
     elif phase == "uncordon":
         if not cordon.get("cordoned_by_us"):
             message = ("the node is repaired and Ready, and stays cordoned as it was before this run, but recording the outcome on"

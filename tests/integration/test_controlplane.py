@@ -285,12 +285,11 @@ def test_every_permission_of_the_shipped_roles_is_needed(fleet: RealFleet, servi
 def check_each_permission(fleet: RealFleet, token: str, target: str, drain_target: str,
                           granted: List[Tuple[str, int, str]]) -> Tuple[List[str], List[str]]:
     failures, runs = [], []
-    main_target = target
     for role, index, verb in granted:
         key = "%s %s" % (rule_resource(role, index), verb)
-        target = drain_target if key in DRAIN_KEYS else main_target
-        events_before = len(fleet.events(target))
-        run = run_without(fleet, token, role, index, verb, target)
+        node = drain_target if key in DRAIN_KEYS else target
+        events_before = len(fleet.events(node))
+        run = run_without(fleet, token, role, index, verb, node)
         runs.append("%s: rc %d, %.0f s" % (key, run.rc, run.seconds))
         denied = 'cannot %s resource "%s"' % (key.split()[1], key.split()[0])
         if key == "pods get":
@@ -307,27 +306,27 @@ def check_each_permission(fleet: RealFleet, token: str, target: str, drain_targe
         if key in ("pods list", "events create"):
             # Best effort: the run goes on (a dry run; a repair without its Event).
             assert run.rc == 0, run.tail()
-            assert fleet.rows_action(run, target) == ("dry_run" if key == "pods list" else "repaired"), run.tail()
-            assert len(fleet.events(target)) == events_before
+            assert fleet.rows_action(run, node) == ("dry_run" if key == "pods list" else "repaired"), run.tail()
+            assert len(fleet.events(node)) == events_before
         elif key == "pods/eviction create":
             # The drain failed: kubelet and the checkpoint untouched, the Node left cordoned by us with the reason.
             assert run.rc != 0, (key, run.tail())
-            row = run.rows()[target]
+            row = run.rows()[node]
             assert row["action"] == "failed" and row["message"].startswith("drain failed; kubelet and its checkpoint were not touched"), row
-            assert fleet.checkpoint_bytes(target) == fleet.originals[target] and fleet.unschedulable(target), key
-            assert fleet.annotations(target)[sandbox.CORDONED_BY] == sandbox.MARKER, key
+            assert fleet.checkpoint_bytes(node) == fleet.originals[node] and fleet.unschedulable(node), key
+            assert fleet.annotations(node)[sandbox.CORDONED_BY] == sandbox.MARKER, key
         elif key == "pods get":
             # The evictions went through and the node was repaired; the wait for the evicted pods could not read them:
             # the repair stays, the Node stays cordoned by us.
             assert run.rc != 0, (key, run.tail())
-            row = run.rows()[target]
+            row = run.rows()[node]
             assert row["action"] == "failed" and row["message"].startswith(DRAIN_WAIT_FAILED), row
-            assert fleet.verdict(target) == "in_sync" and fleet.unschedulable(target), key
-            assert fleet.annotations(target)[sandbox.CORDONED_BY] == sandbox.MARKER, key
+            assert fleet.verdict(node) == "in_sync" and fleet.unschedulable(node), key
+            assert fleet.annotations(node)[sandbox.CORDONED_BY] == sandbox.MARKER, key
         else:
             # Stopped before the node was touched.
             assert run.rc != 0, (key, run.tail())
-            assert fleet.checkpoint_bytes(target) == fleet.originals[target] and not fleet.unschedulable(target), key
+            assert fleet.checkpoint_bytes(node) == fleet.originals[node] and not fleet.unschedulable(node), key
     return failures, runs
 
 

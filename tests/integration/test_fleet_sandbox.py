@@ -720,21 +720,18 @@ class EvictedPodsEnded:
 
     def _loop(self) -> None:
         while not self.stopping.wait(0.5):
-            if self.terminating_at_repair is None:
-                if self.fleet.checkpoint_bytes(self.name) == self.fleet.originals[self.name]:
-                    continue
-                try:
-                    self.terminating_at_repair = sorted(
-                        key for key, pod in pods_on(self.fleet, self.name).items() if pod["metadata"].get("deletionTimestamp"))
-                except OSError:
-                    continue
+            if self.terminating_at_repair is None and self.fleet.checkpoint_bytes(self.name) == self.fleet.originals[self.name]:
+                continue
             try:
-                for key, pod in pods_on(self.fleet, self.name).items():
-                    if pod["metadata"].get("deletionTimestamp"):
-                        self.fleet.api("DELETE", "/api/v1/namespaces/%s/pods/%s" % tuple(key.split("/")), {
-                            "apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0,
-                            "preconditions": {"uid": pod["metadata"]["uid"]}})
-                        self.ended.append(key)
+                pods = pods_on(self.fleet, self.name)
+                terminating = sorted(key for key, pod in pods.items() if pod["metadata"].get("deletionTimestamp"))
+                if self.terminating_at_repair is None:
+                    self.terminating_at_repair = terminating
+                for key in terminating:
+                    self.fleet.api("DELETE", "/api/v1/namespaces/%s/pods/%s" % tuple(key.split("/")), {
+                        "apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0,
+                        "preconditions": {"uid": pods[key]["metadata"]["uid"]}})
+                    self.ended.append(key)
             except OSError:  # gone in between (404), or the API busy: kubelet retries at its next sync
                 continue
 

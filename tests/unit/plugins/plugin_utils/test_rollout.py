@@ -145,4 +145,5 @@ def test_a_forbidden_drain_step_names_the_drain_cluster_role(task, phase):
     assert message.endswith(_remediate.DRAIN_RBAC_HINT) and "nodeops-numa-drift-drain.yml" in message, message
     other = _remediate.recovery(task, {"msg": "Cannot evict pod as it would violate the pod's disruption budget."},
                                 {"cordoned_by_us": True}, options(drain_timeout=30))
-    assert "nodeops-numa-drift-drain.yml" not in _remediate.failed_message(other, {"cordoned_by_us": True}, False, [], {}, options())
+    refused = _remediate.failed_message(other, {"cordoned_by_us": True}, False, [], {}, options(drain_timeout=30))
+    assert "nodeops-numa-drift-drain.yml" not in refused, refused
