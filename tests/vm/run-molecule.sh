@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The molecule stage of the test command: real multi-NUMA QEMU guests (extensions/molecule/).
 #
-#   bash tests/vm/run-molecule.sh                 molecule test --all (drift fast guard kaslr refuse)
+#   bash tests/vm/run-molecule.sh                 every scenario (fast, then drift guard kaslr refuse)
 #   bash tests/vm/run-molecule.sh drift kaslr     molecule test -s drift -s kaslr
 #
-# One `molecule test` run inside a time budget, with a summary (time and result per scenario);
-# exits non-zero when a scenario failed or the budget ran out.
+# `molecule test` inside one time budget, with a summary (time and result per scenario): first the
+# scenarios of the nspawn tier (fast), while the guests' kubelet may still be building, then the QEMU
+# ones; exits non-zero when a scenario failed or the budget ran out.
 # Exits 0 with a clear "SKIPPED: <why>" line where QEMU guests cannot run: not Linux, not x86_64,
 # not root while the guest image still has to be built, NUMA_DRIFT_MOLECULE=0. Guests run under TCG
 # (no /dev/kvm needed). Host tools come from Debian's packages (tests/vm/requirements.sh installs
@@ -31,12 +32,9 @@ skip() { say "SKIPPED: $*"; exit 0; }
 [ "$(uname -m)" = x86_64 ] || skip "the guest image is amd64 and is built with debootstrap on the host (this is $(uname -m))"
 
 scenarios=("$@")
-targets=(--all)
 if [ ${#scenarios[@]} -gt 0 ]; then
-  targets=()
   for s in "${scenarios[@]}"; do
     [ -f "$ROOT/extensions/molecule/$s/molecule.yml" ] || { say "no scenario $s in extensions/molecule"; exit 2; }
-    targets+=(-s "$s")
   done
 else
   mapfile -t scenarios < <(cd "$ROOT/extensions/molecule" && for f in */molecule.yml; do echo "${f%/molecule.yml}"; done)
@@ -71,18 +69,8 @@ image_start=$(date +%s)
 image=$(bash "$HERE/build-image.sh") || { say "FAILED: guest image build"; exit 1; }
 say "guest image $image ready in $(($(date +%s) - image_start))s"
 
-# The guests' real kubelet (tests/vm/kubelet_disk.py: kubelet v1.34 and v1.37 built from k8s.io/kubernetes,
-# kubelet's fake remote runtime, on a read-only disk): built here when not cached (Go from
-# scripts/go-toolchain.sh, as the kubelet judges), so create.yml only reuses it.
-kubelet_start=$(date +%s)
-if ! python3 "$HERE/kubelet_disk.py" --check; then
-  go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || { say "FAILED: no Go toolchain for the guests' kubelet"; exit 1; }
-  PATH="$(dirname "$go"):$PATH" python3 "$HERE/kubelet_disk.py" >/dev/null || { say "FAILED: the guests' kubelet build"; exit 1; }
-fi
-say "guests' kubelet ready in $(($(date +%s) - kubelet_start))s"
-
 # Copy molecule's output through, noting when each scenario starts and its recap line.
-declare -A started=() recap=()
+declare -A started=() ended=() recap=()
 order=()
 follow() {
   local line name
@@ -90,31 +78,72 @@ follow() {
     printf '%s\n' "$line"
     if [[ $line =~ \[([A-Za-z0-9_-]+)\ \>\ [a-z_]+\]\ Executing ]]; then
       name=${BASH_REMATCH[1]}
-      [ -n "${started[$name]:-}" ] || { started[$name]=$(date +%s); order+=("$name"); }
+      if [ -z "${started[$name]:-}" ]; then
+        [ ${#order[@]} -eq 0 ] || [ -n "${ended[${order[-1]}]:-}" ] || ended[${order[-1]}]=$(date +%s)
+        started[$name]=$(date +%s)
+        order+=("$name")
+      fi
     elif [[ $line =~ ^([A-Za-z0-9_-]+)\ +:\ actions=.*failed=([0-9]+) ]]; then
       recap[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
     fi
   done
 }
 
+# One `molecule test` over the named scenarios, inside what is left of the budget; its exit status.
+rc=0
+test_round() {
+  local -a round=("$@") args=()
+  local s left round_rc
+  for s in "${round[@]}"; do args+=(-s "$s"); done
+  left=$((BUDGET - ($(date +%s) - start_all)))
+  if [ "$left" -le 0 ]; then
+    say "stopped: the time budget of ${BUDGET}s ran out before ${round[*]}"
+    rc=124
+    return
+  fi
+  say "molecule test ${args[*]} (${left}s left of the ${BUDGET}s budget)"
+  timeout --foreground -k 30 "$left" molecule test "${args[@]}" 2>&1 | follow
+  round_rc=${PIPESTATUS[0]}
+  [ ${#order[@]} -eq 0 ] || [ -n "${ended[${order[-1]}]:-}" ] || ended[${order[-1]}]=$(date +%s)
+  [ "$round_rc" -ne 124 ] || say "stopped: the time budget of ${BUDGET}s ran out"
+  if [ "$round_rc" -ne 0 ]; then
+    # A failed or stopped run leaves its guests up: take them down.
+    timeout 600 molecule destroy "${args[@]}" >/dev/null 2>&1 || say "molecule destroy failed"
+    rc=$round_rc
+  fi
+}
+
+# Scenarios of the nspawn tier (NUMA_DRIFT_VM_TIER: nspawn) run the stand-in, not the guests' kubelet: they
+# go first, while the Go builds (scripts/test.sh's queue, or the build below) are still making it.
+early=() guests=()
+for s in "${scenarios[@]}"; do
+  if grep -q 'NUMA_DRIFT_VM_TIER: nspawn' "$ROOT/extensions/molecule/$s/molecule.yml"; then early+=("$s"); else guests+=("$s"); fi
+done
+
 # An interrupted earlier run may have left guests, containers or API stand-ins: clear them.
-timeout 600 molecule destroy "${targets[@]}" >/dev/null 2>&1 || true
-say "molecule test ${targets[*]} (budget ${BUDGET}s)"
-timeout --foreground -k 30 "$BUDGET" molecule test "${targets[@]}" 2>&1 | follow
-rc=${PIPESTATUS[0]}
-finished=$(date +%s)
-[ "$rc" -ne 124 ] || say "stopped: the time budget of ${BUDGET}s ran out"
-if [ "$rc" -ne 0 ]; then
-  # A failed or stopped run leaves its guests up: take them down.
-  timeout 600 molecule destroy "${targets[@]}" >/dev/null 2>&1 || say "molecule destroy failed"
+destroy_args=()
+for s in "${scenarios[@]}"; do destroy_args+=(-s "$s"); done
+timeout 600 molecule destroy "${destroy_args[@]}" >/dev/null 2>&1 || true
+[ ${#early[@]} -eq 0 ] || test_round "${early[@]}"
+
+if [ ${#guests[@]} -gt 0 ] && [ "$rc" -ne 124 ]; then
+  # The guests' real kubelet (tests/vm/kubelet_disk.py: kubelet v1.34 and v1.37 built from k8s.io/kubernetes,
+  # kubelet's fake remote runtime, on a read-only disk): built here when not cached (Go from
+  # scripts/go-toolchain.sh, as the kubelet judges), so create.yml only reuses it.
+  kubelet_start=$(date +%s)
+  if ! python3 "$HERE/kubelet_disk.py" --check; then
+    go=$(bash "$ROOT/scripts/go-toolchain.sh" "$VENV") || { say "FAILED: no Go toolchain for the guests' kubelet"; exit 1; }
+    PATH="$(dirname "$go"):$PATH" python3 "$HERE/kubelet_disk.py" >/dev/null || { say "FAILED: the guests' kubelet build"; exit 1; }
+  fi
+  say "guests' kubelet ready in $(($(date +%s) - kubelet_start))s"
+  test_round "${guests[@]}"
 fi
+finished=$(date +%s)
 
 say "summary (records: $NUMA_DRIFT_VM_RECORDS)"
 for i in "${!order[@]}"; do
   s=${order[$i]}
-  next=${order[$((i + 1))]:-}
-  end=$finished
-  [ -z "$next" ] || end=${started[$next]}
+  end=${ended[$s]:-$finished}
   case "${recap[$s]:-}" in
     0) state=passed ;;
     "") state="FAILED (did not finish)" ;;
