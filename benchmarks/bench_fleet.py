@@ -13,11 +13,12 @@
 2. For each host count and each ``--forks`` value, each round runs ``ansible-playbook`` three
    times back to back on every host: one task of ``ansible.builtin.ping`` (``noop``, the
    do-nothing module: Ansible's floor per host), one task of ``nodeops.numa_drift.numa_drift_facts``
-   with the node's bytecode cache filled (``probe``, warm: every run after a node's first; one
-   untimed run fills it, all hosts share this machine) and the same with the cache off and
-   ``PYTHONDONTWRITEBYTECODE=1`` for the whole run, controller and node (``probe_cold``: a node's
-   first run after an install or upgrade, and every run on a node that cannot keep the cache);
-   the order rotates between rounds. Wall time
+   as it runs after a first run (``probe``, warm: the controller's bytecode of the collection
+   written; one untimed run writes it) and the same with nothing compiled anywhere
+   (``probe_cold``: ``PYTHONDONTWRITEBYTECODE=1`` and an empty ``PYTHONPYCACHEPREFIX`` for the
+   whole run, controller and node, so the controller compiles the engine, and the node's bytecode
+   cache off, which the probe's fallback to the probe module would use: a first run after an install or
+   upgrade, a CI image, a container); the order rotates between rounds. Wall time
    comes from the clock, CPU time (user + sys of ansible-playbook and every process it waited for:
    workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts (medians
    over rounds); the ratios are probe / noop. The 1,000-host cost is CPU per host x 1,000 spread
@@ -63,8 +64,8 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils impo
 
 VENV_BIN = os.path.dirname(sys.executable)
 MODULES = {"noop": "ansible.builtin.ping", "probe": "nodeops.numa_drift.numa_drift_facts"}
-# The probe twice: warm (the node's bytecode cache filled) and cold (the cache off and PYTHONDONTWRITEBYTECODE=1
-# for the whole run: a node's first run, a node where nothing can be kept, a CI image, a container).
+# The probe twice: warm (the controller's bytecode written by an untimed run) and cold (nothing compiled anywhere:
+# PYTHONDONTWRITEBYTECODE=1, an empty PYTHONPYCACHEPREFIX and the node's bytecode cache off for the whole run).
 KINDS = ("noop", "probe", "probe_cold")
 PLAYBOOK_OF = {"noop": "noop", "probe": "probe", "probe_cold": "probe"}
 RATIO_OF = {"probe": "ratio", "probe_cold": "ratio_cold"}
@@ -164,7 +165,8 @@ def collections_dir(directory: str) -> str:
 
 def ansible_env(directory: str, collections: str, forks: int, pipelining: bool, **extra: str) -> Dict[str, str]:
     # PYTHONDONTWRITEBYTECODE is what probe_cold sets (kind_env): the other kinds run without it, as most nodes do.
-    env = {name: value for name, value in os.environ.items() if not name.startswith("ANSIBLE_") and name != "PYTHONDONTWRITEBYTECODE"}
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith("ANSIBLE_") and name not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     config = os.path.join(directory, "ansible.cfg")
     if not os.path.exists(config):
         with open(config, "w", encoding="utf-8") as handle:
@@ -205,16 +207,16 @@ def timed_run(command: List[str], env: Dict[str, str], cwd: str) -> Tuple[float,
 
 
 def kind_env(env: Dict[str, str], kind: str) -> Dict[str, str]:
-    """The environment of one kind of run: ``probe_cold`` turns the node's cache off and keeps Python from writing bytecode."""
-    return dict(env, PYTHONDONTWRITEBYTECODE="1", **{CACHE_VARIABLE: "off"}) if kind == "probe_cold" else env
+    """The environment of one kind of run: ``probe_cold`` finds no bytecode and writes none, controller or node."""
+    if kind != "probe_cold":
+        return env
+    empty = tempfile.mkdtemp(prefix="no-pycache-", dir=os.path.dirname(env["ANSIBLE_HOME"]))  # in the run's directory
+    return dict(env, PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=empty, **{CACHE_VARIABLE: "off"})
 
 
-def warm_cache(directory: str, playbooks: Dict[str, str], inventory: str, env: Dict[str, str], host: str) -> None:
-    """One untimed probe on one host fills the node's bytecode cache (all hosts here share the machine)."""
+def warm_up(directory: str, playbooks: Dict[str, str], inventory: str, env: Dict[str, str], host: str) -> None:
+    """One untimed probe on one host: the controller's bytecode of the collection written, as after any first run."""
     timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, "-l", host, playbooks["probe"]], env, directory)
-    entries = os.listdir(env[CACHE_VARIABLE]) if os.path.isdir(env[CACHE_VARIABLE]) else []
-    if not any(os.listdir(os.path.join(env[CACHE_VARIABLE], entry)) for entry in entries):
-        raise RuntimeError("the probe left no bytecode cache under %s" % env[CACHE_VARIABLE])
 
 
 def module_rounds(directory: str, playbooks: Dict[str, str], inventory: str, env: Dict[str, str], hosts: int, rounds: int) -> Dict[str, Any]:
@@ -437,7 +439,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             for forks in options.forks:
                 print("%d hosts, forks %d" % (count, forks), flush=True)
                 env = ansible_env(directory, collections, forks, options.pipelining)
-                warm_cache(directory, playbooks, inventories[count], env, names[0])
+                warm_up(directory, playbooks, inventories[count], env, names[0])
                 modules = module_rounds(directory, playbooks, inventories[count], env, count, options.rounds)
                 results["configurations"].append({"hosts": count, "forks": forks, "modules": modules})
         if not options.skip_payload:

@@ -1,29 +1,37 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for nodeops.numa_drift.numa_drift_facts: the probe module, one run per host, and advice naming the host.
+"""Action plugin for nodeops.numa_drift.numa_drift_facts: the node reads, the controller assesses.
 
-The module runs exactly as ``ansible.builtin.normal`` runs it (one AnsiballZ payload, one round
-trip). The node does not know its inventory name, so a repairable node's advice says ``NODE``;
-this plugin puts the host's inventory name in its place. Unknown options are refused here, before
-anything is sent.
+One run of ``__node_read`` per host (no engine on the node: it reads what ``_snapshot.READ_PLAN``
+names and follows the paths those files name); the engine assesses that snapshot here
+(plugin_utils/_snapshot.py). A path the snapshot lacked (one built from a variable, say) is read in one
+more run and remembered in the host's facts (``numa_drift_read_paths``), so the next run reads it at
+once. A snapshot that cannot be reproduced exactly (an unreadable file, a device) or that the engine
+cannot read (no NUMA sysfs) runs the probe module itself on the node, whose answer or error is exact.
+A repairable node's advice names the host.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
-from ansible.utils.vars import merge_hash
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, remediate_advice
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
 
 MODULE = "nodeops.numa_drift.numa_drift_facts"
+READER = "nodeops.numa_drift.__node_read"
+MAX_ROUNDS = 3
+LEARNED_FACT = "numa_drift_read_paths"
 
 
 class ActionModule(ActionBase):
-    """The probe module, then the host's name in a repairable node's advice."""
+    """Read the node once, assess here; the probe module on the node when the snapshot cannot be exact."""
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(NODE_OPTIONS_SPEC)
@@ -31,13 +39,39 @@ class ActionModule(ActionBase):
     def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
-        wrap_async = self._task.async_val
-        # as ansible.builtin.normal runs a module
-        result = merge_hash(result, self._execute_module(module_name=MODULE, module_args=self._task.args, task_vars=task_vars,
-                                                         wrap_async=wrap_async))
+        validated = ArgumentSpecValidator(NODE_OPTIONS_SPEC).validate(dict(self._task.args))
+        if validated.error_messages:
+            return dict(result, failed=True, msg="; ".join(validated.error_messages))
+        arguments = probe_arguments(validated.validated_parameters)
+        root = arguments.pop("root") or "/"
+        learned: List[str] = list(task_vars.get(LEARNED_FACT) or [])
+        plan = _snapshot.READ_PLAN + _snapshot.rules_for(arguments, learned)
+        entries: Dict[str, list] = {}
+        try:
+            for _round in range(MAX_ROUNDS):
+                read = self._execute_module(module_name=READER, module_args={"root": root, "plan": plan, "follow": _snapshot.FOLLOW}, task_vars=task_vars)
+                if read.get("failed"):
+                    return dict(result, **read)
+                entries.update(read.get("entries") or {})
+                facts, misses = _snapshot.assess_snapshot(entries, root, arguments)
+                if facts is not None:
+                    break
+                learned += [path for path in misses if path not in learned]
+                plan = [{"path": path} for path in misses]
+            else:
+                facts = None
+        except (_snapshot.UnsupportedSnapshot, OSError):
+            facts = None  # the probe module on the node says it exactly (an unreadable file, a FIFO, no sysfs)
+        except QuantityError as error:
+            return dict(result, failed=True, msg="drift_bound: %s" % error)
+        if facts is None:
+            result.update(self._execute_module(module_name=MODULE, module_args=self._task.args, task_vars=task_vars))
+        else:
+            result.update(changed=False, numa_drift=facts)
+        if learned != list(task_vars.get(LEARNED_FACT) or []):
+            result["ansible_facts"] = {LEARNED_FACT: learned}
         self._advise_for(result, task_vars.get("inventory_hostname"))
-        if not wrap_async:
-            self._remove_tmp_path(self._connection._shell.tmpdir)
+        self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
 
     @staticmethod

@@ -18,11 +18,30 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
-__all__ = ["MAX_SYMLINKS", "under_root", "node_join", "list_dir", "list_node_dir"]
+__all__ = ["MAX_SYMLINKS", "under_root", "node_join", "list_dir", "list_node_dir", "observe_access", "accessed"]
 
 MAX_SYMLINKS = 40  # the kernel's limit on links in one resolution (path_resolution(7), ELOOP beyond)
+
+_observer: Optional[Callable[[str, str], Optional[List[str]]]] = None
+
+
+def observe_access(observer: Optional[Callable[[str, str], Optional[List[str]]]]) -> Optional[Callable[[str, str], Optional[List[str]]]]:
+    """Have ``observer(host_path, how)`` told of every host path the engine looks up (``walk``), lists (``list``) or
+    reads (``read``); returns the previous observer. Only the controller's assessment of a node's snapshot sets one
+    (plugin_utils/_snapshot.py: it learns which node paths the snapshot lacked, and answers a listing with the
+    node's own names); on a node there is none.
+    """
+    global _observer  # pylint: disable=global-statement
+    previous, _observer = _observer, observer
+    return previous
+
+
+def accessed(host_path: str, how: str) -> Optional[List[str]]:
+    """Tell the observer, if any, that the engine is about to look up, list or read ``host_path``; a listing's
+    names when the observer has them (the node's snapshot)."""
+    return None if _observer is None else _observer(host_path, how)
 
 
 def node_join(*parts: str) -> str:
@@ -52,6 +71,7 @@ def _resolve(root: str, node_path: str, follow: bool) -> str:
             if resolved:
                 resolved.pop()
             continue
+        accessed(os.path.join(root, *resolved, part), "walk")
         if not pending and not follow:
             resolved.append(part)
             break
@@ -90,8 +110,9 @@ def list_dir(path: str, shown: str) -> Tuple[Optional[List[str]], Optional[str]]
     there, ``(None, problem)`` when it is not a directory or cannot be listed; ``shown`` names it in the
     problem (the node path, or what kubelet calls it).
     """
+    names = accessed(path, "list")
     try:
-        return sorted(os.listdir(path)), None
+        return sorted(os.listdir(path) if names is None else names), None
     except FileNotFoundError:
         return None, None
     except NotADirectoryError:

@@ -23,7 +23,7 @@ import os
 import stat
 from typing import Iterator, List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import accessed, under_root
 
 __all__ = ["NotRegularFileError", "FileTooLargeError", "open_regular_file", "read_regular_file", "read_node_file", "read_node_text",
            "MAX_TEXT_BYTES"]
@@ -101,6 +101,7 @@ def open_regular_file(path: str, follow: bool = False) -> Iterator[int]:
     cleared before any read.
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow else os.O_NOFOLLOW)
+    accessed(path, "read")
     try:
         handle = os.open(path, flags)
     except FileNotFoundError:

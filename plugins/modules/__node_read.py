@@ -1,0 +1,249 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: __node_read
+short_description: Read the files a read plan names on a node, as they are (internal)
+version_added: 0.9.0
+description:
+  - Internal to M(nodeops.numa_drift.numa_drift_facts) (its action plugin sends it); use that module rather than this one.
+  - Knows nothing of kubelet. For each rule of O(plan) it resolves a node path under O(root) one component at a time
+    (symbolic links as the node resolves them, never above O(root)) and records what each component is, a regular
+    file's bytes (at most the rule's limit and one byte more), a directory's entry names, a link's target.
+  - With C(follow=true) in a rule, the patterns of O(follow) are applied to the text of every file it read; each match
+    names one more node path (or several: the match with each of the pattern's suffixes appended), read by the same rule.
+  - Reads only; never changes anything.
+author:
+  - nodeops.numa_drift contributors (@nodeops)
+attributes:
+  check_mode:
+    description: Only reads.
+    support: full
+  diff_mode:
+    description: No diff.
+    support: none
+options:
+  root:
+    description: Where the node's root file system is (C(/), or C(/host) when it is mounted there).
+    type: str
+    default: /
+  plan:
+    description:
+      - Rules, each with C(path) (a node path; C({a,b}) spells out alternatives, C(*), C(?) and C([...]) in a component
+        match entry names), C(limit) (bytes), C(entries) (a pattern: a directory's matching entries are read too, and its
+        sub-directories) and C(follow) (a boolean).
+    type: list
+    elements: dict
+    required: true
+  follow:
+    description: Pairs of a regular expression with one group (a node path) and a list of suffixes.
+    type: list
+    elements: list
+    default: []
+"""
+
+RETURN = r"""
+entries:
+  description: >-
+    Per node path met: C([f, text]) a regular file (C([b, base64]) when not UTF-8), C([d, names]) a directory (C(names)
+    null when it was only passed through), C([l, target]) a symbolic link, C([a]) nothing there, C([o, kind]) anything
+    else, C([e, errno, text]) an error.
+  returned: always
+  type: dict
+"""
+
+import base64
+import errno
+import fnmatch
+import os
+import posixpath
+import re
+import stat
+
+from ansible.module_utils.basic import AnsibleModule
+
+MAX_SYMLINKS = 40  # path_resolution(7)
+MAX_FOLLOW_DEPTH = 3
+MAX_ENTRIES = 20000
+MAX_TOTAL_BYTES = 64 * 1024 * 1024
+WILDCARDS = re.compile(r"[*?\[]")
+ALTERNATIVES = re.compile(r"\{([^{}]*)\}")
+
+
+def alternatives(pattern):
+    """``pattern`` with its first ``{a,b}`` group (and then the others) spelled out: ``/x/{a,b}`` -> ``/x/a``, ``/x/b``."""
+    match = ALTERNATIVES.search(pattern)
+    if match is None:
+        return [pattern]
+    head, tail = pattern[:match.start()], pattern[match.end():]
+    return [spelled for choice in match.group(1).split(",") for spelled in alternatives(head + choice + tail)]
+
+
+class Reader(object):
+    """The node's paths as they are, keyed by node path (each component's parent already resolved)."""
+
+    def __init__(self, root, follow=()):
+        self.root = root or "/"
+        self.follow = [(re.compile(expression, re.MULTILINE), suffixes) for expression, suffixes in follow]
+        self.entries = {}
+        self.total = 0
+
+    def host(self, node_path):
+        return os.path.join(self.root, node_path.lstrip("/"))
+
+    def resolve(self, node_path, follow=True):
+        """The resolved node path of ``node_path`` (None when a component is missing or not a directory)."""
+        resolved = []
+        pending = [part for part in reversed(node_path.split("/")) if part]
+        links = 0
+        while pending:
+            part = pending.pop()
+            if part == ".":
+                continue
+            if part == "..":
+                if resolved:
+                    resolved.pop()
+                continue
+            key = "/" + "/".join(resolved + [part])
+            entry = self.lstat(key)
+            if entry[0] == "l" and (pending or follow):
+                links += 1
+                if links > MAX_SYMLINKS:
+                    return None
+                if entry[1].startswith("/"):
+                    resolved = []
+                pending.extend(p for p in reversed(entry[1].split("/")) if p)
+                continue
+            if pending and entry[0] != "d":
+                return None
+            resolved.append(part)
+        return "/" + "/".join(resolved)
+
+    def lstat(self, key):
+        if key in self.entries:
+            return self.entries[key]
+        try:
+            mode = os.lstat(self.host(key)).st_mode
+        except OSError as error:
+            entry = ["a"] if error.errno in (errno.ENOENT, errno.ENOTDIR) else ["e", error.errno, error.strerror]
+        else:
+            if stat.S_ISLNK(mode):
+                entry = ["l", os.readlink(self.host(key))]
+            elif stat.S_ISDIR(mode):
+                entry = ["d", None]
+            elif stat.S_ISREG(mode):
+                entry = ["r"]  # a regular file, not read
+            else:
+                entry = ["o", stat.S_IFMT(mode)]
+        self.entries[key] = entry
+        return entry
+
+    def read(self, key, limit):
+        """The file's bytes (at most ``limit`` + 1), recorded; None when it is not a regular file."""
+        entry = self.entries.get(key)
+        if entry is None or entry[0] not in ("r", "f", "b"):
+            return None
+        if entry[0] != "r":
+            return decoded(entry)
+        try:
+            fd = os.open(self.host(key), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            try:
+                data = os.read(fd, min(limit + 1, MAX_TOTAL_BYTES - self.total))
+            finally:
+                os.close(fd)
+        except OSError as error:
+            self.entries[key] = ["e", error.errno, error.strerror]
+            return None
+        self.total += len(data)
+        try:
+            self.entries[key] = ["f", data.decode("utf-8")]
+        except UnicodeDecodeError:
+            self.entries[key] = ["b", base64.b64encode(data).decode("ascii")]
+        return data
+
+    def listdir(self, key):
+        entry = self.entries.get(key)
+        if entry is None or entry[0] != "d":
+            return []
+        if entry[1] is None:
+            try:
+                entry[1] = sorted(os.listdir(self.host(key)))
+            except OSError as error:
+                self.entries[key] = ["e", error.errno, error.strerror]
+                return []
+        return entry[1]
+
+    def expand(self, pattern):
+        """Node paths matching ``pattern`` (wildcards in components), resolved up to their last component."""
+        found = ["/"]
+        parts = [part for part in pattern.split("/") if part]
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
+            following = []
+            for base in found:
+                if WILDCARDS.search(part):
+                    directory = self.resolve(base)
+                    if directory is None:
+                        continue
+                    names = [name for name in self.listdir(directory) if fnmatch.fnmatchcase(name, part)]
+                else:
+                    names = [part]
+                following.extend(posixpath.join(base, name) for name in names)
+            found = following if last else [p for p in (self.resolve(p) for p in following) if p]
+        return found
+
+    def gather(self, rule, path=None, depth=0):
+        """Read what ``rule`` names (``path``: one of its directories' entries or a followed path, ``depth`` levels down)."""
+        if len(self.entries) > MAX_ENTRIES or depth > MAX_FOLLOW_DEPTH:
+            return
+        limit = int(rule.get("limit", 4 * 1024 * 1024))
+        named = [found for pattern in alternatives(rule["path"]) for found in self.expand(pattern)] if path is None else [path]
+        for node_path in named:
+            resolved = self.resolve(node_path)
+            if resolved is None:
+                continue
+            entry = self.lstat(resolved)
+            if entry[0] == "d":
+                names = self.listdir(resolved)
+                if rule.get("entries"):
+                    for name in names:
+                        if fnmatch.fnmatchcase(name, rule["entries"]) or self.lstat(posixpath.join(resolved, name))[0] == "d":
+                            self.gather(rule, posixpath.join(resolved, name), depth + 1)
+                continue
+            data = self.read(resolved, limit) if limit else None
+            if data is None:
+                continue
+            text = data.decode("utf-8", "replace")
+            for expression, suffixes in self.follow if rule.get("follow") else ():
+                for match in expression.finditer(text):
+                    named = match.group(1)
+                    if named.startswith("/"):
+                        for suffix in suffixes or ("",):
+                            self.gather(rule, posixpath.normpath(named + suffix), depth + 1)
+
+
+def decoded(entry):
+    return entry[1].encode("utf-8") if entry[0] == "f" else base64.b64decode(entry[1])
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            root=dict(type="str", default="/"),
+            plan=dict(type="list", elements="dict", required=True),
+            follow=dict(type="list", elements="list", default=[]),
+        ),
+        supports_check_mode=True,
+    )
+    reader = Reader(module.params["root"], module.params["follow"])
+    for rule in module.params["plan"]:
+        reader.gather(rule)
+    module.exit_json(changed=False, entries=reader.entries)
+
+
+if __name__ == "__main__":
+    main()

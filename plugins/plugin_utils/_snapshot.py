@@ -1,0 +1,213 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The probe on the controller: a node's files as the read plan found them, assessed by the engine here.
+
+The node runs ``__node_read`` (no engine: it resolves and reads what :data:`READ_PLAN` names and
+records each path as it is). Here the snapshot becomes a directory tree (:func:`materialize`) and
+the unchanged engine probes it as a node mounted at that directory. Every path the engine looks
+up, lists or reads is checked against the snapshot (``_common.paths.observe_access``): a path the
+snapshot does not know is a *miss*, and the assessment is not used; the action plugin reads the
+missed paths and assesses again. A snapshot that cannot be reproduced exactly (an unreadable file,
+a device, a socket) is *unsupported*: the action plugin then runs the probe module on the node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import shutil
+import stat
+import tempfile
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common import paths
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
+
+MAX_ENTRIES = 20000
+MAX_BYTES = 64 * 1024 * 1024
+KIB = 1024
+SYSTEMD_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
+                "/lib/systemd/system")
+UNITS = ("kubelet", "k3s", "k3s-agent", "rke2-server", "rke2-agent", "k0sworker", "k0scontroller",
+         "snap.microk8s.daemon-kubelite")
+_PATH = r"""["']?(/[^\s"'$;,\]]+)"""
+
+
+def _flag(name: str, *suffixes: str) -> list:
+    """A follow pattern: the path after ``--name`` (``=`` or blanks) or ``name=`` (k3s' kubelet-arg), then ``suffixes``."""
+    return [r"(?:--|\b)%s(?:=|[ \t]+)%s" % (name, _PATH), list(suffixes)]
+
+
+_FOLLOW = [
+    [r"^\s*EnvironmentFile\s*=\s*-?\s*(/\S+)", []],
+    [r"(?:K3S|RKE2)_CONFIG_FILE=" + _PATH, ["", ".d"]],
+    [r"^\s*data-dir:\s*" + _PATH, ["/agent", "/agent/etc/kubelet.conf.d"]],
+    _flag("config"),
+    _flag("config-dir"),
+    _flag("root-dir", "/memory_manager_state"),
+    _flag("data-dir", "/agent", "/agent/etc/kubelet.conf.d", "/kubelet-config.yaml", "/kubelet/memory_manager_state"),
+]
+_TEXT = {"limit": 4096 * KIB, "entries": "*", "follow": True}
+_SECTIONS = [
+    # sysfs and procfs (_node.sysfs, _node.iomem)
+    {"path": "/proc/iomem", "limit": 4 * 1024 * KIB},
+    {"path": "/proc/meminfo", "limit": 64 * KIB},
+    {"path": "/sys/devices/system/memory/block_size_bytes", "limit": KIB},
+    {"path": "/sys/devices/system/node/*", "limit": 64 * KIB},
+    {"path": "/sys/devices/system/node/node*/{meminfo,cpulist}", "limit": 64 * KIB},
+    {"path": "/sys/devices/system/node/node*/hugepages", "limit": KIB},
+    {"path": "/sys/devices/system/node/node*/hugepages/hugepages-*/*_hugepages", "limit": KIB},
+    # the boot guard (_output.facts.guard_view)
+    {"path": "/usr/local/libexec/nodeops-numa-drift/numa-drift-guard", "limit": 0},
+    {"path": "/var/lib/nodeops-numa-drift/guard.json", "limit": 64 * KIB},
+    # kubelet's services (_kubelet.systemd, _kubelet.launch)
+    {"path": "/etc/systemd/system/*.wants/*", "limit": 0},
+    {"path": "/etc/os-release", "limit": 64 * KIB},
+    {"path": "/etc/eks/bootstrap.sh", "limit": 0},
+    dict(_TEXT, path="{%s}/{%s}.service" % (",".join(SYSTEMD_DIRS), ",".join(UNITS))),
+    dict(_TEXT, path="{%s}/{%s}.service.d" % (",".join(SYSTEMD_DIRS), ",".join(UNITS)), entries="*.conf"),
+    dict(_TEXT, path="{%s}/*.env" % ",".join(SYSTEMD_DIRS)),
+    # kubelet's flags and configuration (_kubelet.distributions, _kubelet.wrapped, _kubelet.config)
+    dict(_TEXT, path="/etc/{default,sysconfig}/{kubelet,k3s*,rke2*}"),
+    dict(_TEXT, path="/etc/{eks/kubelet/environment,node-sizing*.env,kubernetes/kubelet/*,rancher/*/config.yaml*}"),
+    dict(_TEXT, path="/var/lib/{kubelet/kubeadm-flags.env,kubelet/config.yaml,rancher/*/agent/etc/kubelet.conf.d}"),
+    dict(_TEXT, path="{/var/lib/k0s/kubelet-config.yaml,/run/k0s/kubelet/config.yaml,/var/snap/microk8s/current/args/kubelet*}"),
+    # the checkpoints (memoryManagerStateFileName under each distribution's root dir)
+    {"path": "{/var/lib,/var/lib/k0s,/var/snap/microk8s/common/var/lib}/kubelet/memory_manager_state", "limit": 64 * 1024 * KIB},
+]
+READ_PLAN: List[Dict[str, Any]] = _SECTIONS
+FOLLOW: List[list] = _FOLLOW
+
+
+class UnsupportedSnapshot(ValueError):
+    """The snapshot cannot be reproduced here exactly (the probe must run on the node)."""
+
+
+def _check_key(key: Any) -> str:
+    if not isinstance(key, str) or not key.startswith("/") or "\0" in key or posixpath.normpath(key) != key or key == "/":
+        raise UnsupportedSnapshot("the node returned a path that is not a normal node path: %r" % (key,))
+    return key
+
+
+def validate(entries: Any) -> Dict[str, list]:
+    """The node's entries, bounded and well-formed (a node's answer is never trusted)."""
+    if not isinstance(entries, dict) or len(entries) > MAX_ENTRIES:
+        raise UnsupportedSnapshot("the node's answer is not a bounded mapping of paths")
+    total = 0
+    for key, entry in entries.items():
+        _check_key(key)
+        if not isinstance(entry, list) or not entry or entry[0] not in ("f", "b", "d", "l", "a", "r", "o", "e"):
+            raise UnsupportedSnapshot("%s: unknown entry %r" % (key, entry))
+        if entry[0] in ("f", "b", "l"):
+            if len(entry) != 2 or not isinstance(entry[1], str) or (entry[0] == "l" and "\0" in entry[1]):
+                raise UnsupportedSnapshot("%s: malformed entry" % key)
+            total += len(entry[1])
+        if entry[0] == "d" and entry[1] is not None:
+            if not isinstance(entry[1], list) or not all(isinstance(n, str) and n and "/" not in n and "\0" not in n
+                                                         and n not in (".", "..") for n in entry[1]):
+                raise UnsupportedSnapshot("%s: malformed directory listing" % key)
+    if total > MAX_BYTES:
+        raise UnsupportedSnapshot("the node's answer holds more than %d bytes" % MAX_BYTES)
+    return entries
+
+
+def _content(entry: list) -> bytes:
+    import base64  # noqa: E402  pylint: disable=import-outside-toplevel
+    return entry[1].encode("utf-8") if entry[0] == "f" else base64.b64decode(entry[1], validate=True)
+
+
+def materialize(entries: Mapping[str, list], directory: str) -> None:
+    """The snapshot as a tree under ``directory`` (a directory's listing is the node's: :class:`Coverage` answers it)."""
+    for key in sorted(entries, key=lambda k: k.count("/")):
+        entry, host = entries[key], directory + key
+        kind = entry[0]
+        if kind in ("e", "o"):
+            raise UnsupportedSnapshot("%s cannot be reproduced on the controller (%s)" % (key, entry[1:]))
+        parent = os.path.dirname(host)
+        if not os.path.isdir(parent) or os.path.islink(parent):
+            continue  # under a link or a file: never looked up through this key
+        if kind == "d":
+            os.makedirs(host, exist_ok=True)
+        elif kind == "l":
+            os.symlink(entry[1], host)
+        elif kind in ("f", "b"):
+            with open(host, "wb") as handle:
+                handle.write(_content(entry))
+        elif kind == "r":
+            open(host, "wb").close()
+
+
+class Coverage(object):
+    """The observer: which node paths the engine touched that the snapshot does not know."""
+
+    def __init__(self, entries: Mapping[str, list], directory: str) -> None:
+        self.entries = entries
+        self.directory = directory
+        self.misses: List[str] = []
+
+    def state(self, key: str) -> str:
+        """``known``, ``absent``, ``unread`` (a regular file, its bytes not read), ``listed`` (a name only) or ``unknown``."""
+        entry = self.entries.get(key)
+        if entry is not None:
+            return {"a": "absent", "r": "unread"}.get(entry[0], "known")
+        parent, name = posixpath.split(key)
+        up = self.entries.get(parent)
+        if parent == "/" or up is None:
+            return "absent" if parent != "/" and self.state(parent) == "absent" else "unknown"
+        if up[0] == "d":
+            return "unknown" if up[1] is None else ("listed" if name in up[1] else "absent")
+        return "absent" if up[0] in ("a", "f", "b", "r") else "unknown"
+
+    def __call__(self, host_path: str, how: str) -> Optional[List[str]]:
+        if not host_path.startswith(self.directory + "/"):
+            return None
+        key = host_path[len(self.directory):]
+        state = self.state(key)
+        entry = self.entries.get(key)
+        if how == "walk":
+            ok = state in ("known", "absent", "unread")
+        elif how == "list":
+            ok = state in ("absent", "unread") or (state == "known" and (entry[0] != "d" or entry[1] is not None))
+        else:
+            ok = state in ("known", "absent")
+        if not ok and key not in self.misses:
+            self.misses.append(key)
+        return entry[1] if how == "list" and entry is not None and entry[0] == "d" else None
+
+
+def _rewritten(value: Any, directory: str, root: str) -> Any:
+    """``value`` with the snapshot's directory named as the node's root again."""
+    text = json.dumps(value)
+    prefix = "" if posixpath.normpath(root) == "/" else posixpath.normpath(root)
+    text = text.replace(json.dumps(directory)[1:-1] + "/", json.dumps(prefix)[1:-1] + "/")
+    text = text.replace(json.dumps(directory)[1:-1], json.dumps(prefix or "/")[1:-1])
+    return json.loads(text)
+
+
+def assess_snapshot(entries: Mapping[str, list], root: str, arguments: Mapping[str, Any]) -> Tuple[Optional[Dict[str, Any]], List[str]]:
+    """``(numa_drift facts, [])``, or ``(None, missed node paths)`` when the snapshot lacked what the engine looked at."""
+    directory = tempfile.mkdtemp(prefix="nodeops-numa-drift-node-")
+    try:
+        materialize(validate(dict(entries)), directory)
+        coverage = Coverage(entries, directory)
+        previous = paths.observe_access(coverage)
+        try:
+            facts = assessment_facts(probe(**dict(arguments, root=directory)))
+        finally:
+            paths.observe_access(previous)
+        if coverage.misses:
+            return None, coverage.misses
+        return _rewritten(facts, directory, root), []
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def rules_for(arguments: Mapping[str, Any], learned: Sequence[str]) -> List[Dict[str, Any]]:
+    """Read rules for what the task's options name and for the paths earlier runs on this host learned."""
+    rules = [dict(_TEXT, path=arguments[name]) for name in ("kubelet_config", "kubelet_config_dir") if arguments.get(name)]
+    if arguments.get("kubelet_root_dir"):
+        rules.append({"path": posixpath.join(arguments["kubelet_root_dir"], "memory_manager_state"), "limit": 64 * 1024 * KIB})
+    return rules + [dict(_TEXT, path=path) for path in learned if isinstance(path, str) and path.startswith("/")]

@@ -1,0 +1,129 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The controller's side of the probe: a node's snapshot checked, rebuilt, assessed; what it lacked named, never guessed."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+
+import pytest
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common import paths
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
+from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+    guaranteed_pods,
+    two_node_boot,
+    write_kubelet_node,
+)
+from ansible_collections.nodeops.numa_drift.tests.unit.snapshot_parity import snapshot_facts
+
+node_read = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.modules.__node_read")
+ARGUMENTS = dict(kubelet_root_dir=None, kubelet_config=None, kubelet_config_dir=None, kubelet_flags=None, drift_bound="auto",
+                 policy=None, reserved_memory=None)
+
+
+def drifted(tmp_path):
+    before = two_node_boot()
+    return write_kubelet_node(str(tmp_path / "node"), before, before.moved(node0=-45260, node1=45260), pods=guaranteed_pods(2, (0,)))
+
+
+def entries_of(root, plan=None):
+    reader = node_read.Reader(root, _snapshot.FOLLOW)
+    for rule in plan or _snapshot.READ_PLAN:
+        reader.gather(rule)
+    return json.loads(json.dumps(reader.entries))
+
+
+@pytest.mark.parametrize("entries", [
+    {"/etc/../root/.ssh/id_rsa": ["f", "x"]},
+    {"etc/default/kubelet": ["f", "x"]},
+    {"/etc/default/kubelet\0": ["f", "x"]},
+    {"/": ["d", []]},
+    {"/etc": ["d", ["..", "x"]]},
+    {"/etc": ["d", ["a/b"]]},
+    {"/etc": ["z", 1]},
+    {"/etc": ["l", "/x\0"]},
+    {"/etc": "f"},
+    ["/etc"],
+])
+def test_a_malformed_answer_is_refused(entries):
+    with pytest.raises(_snapshot.UnsupportedSnapshot):
+        _snapshot.validate(entries)
+
+
+def test_too_many_entries_are_refused():
+    with pytest.raises(_snapshot.UnsupportedSnapshot, match="bounded"):
+        _snapshot.validate({"/x%d" % index: ["a"] for index in range(_snapshot.MAX_ENTRIES + 1)})
+
+
+@pytest.mark.parametrize("kind", [["e", 13, "Permission denied"], ["o", 0o10000]])
+def test_what_cannot_be_rebuilt_exactly_is_unsupported(tmp_path, kind):
+    with pytest.raises(_snapshot.UnsupportedSnapshot, match="cannot be reproduced"):
+        _snapshot.materialize({"/etc": ["d", None], "/etc/x": kind}, str(tmp_path))
+
+
+def test_coverage_tells_known_absent_unread_listed_and_unknown():
+    coverage = _snapshot.Coverage({"/etc": ["d", ["default", "os-release"]], "/etc/os-release": ["r"], "/var": ["a"],
+                                   "/run": ["d", None]}, "/tmp/x")
+    assert coverage.state("/etc") == "known"
+    assert coverage.state("/etc/os-release") == "unread"
+    assert coverage.state("/etc/default") == "listed"
+    assert coverage.state("/etc/sysconfig") == "absent"
+    assert coverage.state("/var/lib/kubelet/config.yaml") == "absent"
+    assert coverage.state("/run/k0s") == "unknown"
+    assert coverage.state("/opt") == "unknown"
+    for path, how in (("/etc/os-release", "walk"), ("/etc/sysconfig/kubelet", "read"), ("/etc", "list")):
+        coverage("/tmp/x" + path, how)
+    assert coverage.misses == []
+    for path, how in (("/etc/os-release", "read"), ("/etc/default", "walk"), ("/run", "list"), ("/opt/x", "read")):
+        coverage("/tmp/x" + path, how)
+    assert coverage.misses == ["/etc/os-release", "/etc/default", "/run", "/opt/x"]
+
+
+def test_a_snapshot_is_assessed_as_the_node_is(tmp_path):
+    root = drifted(tmp_path)
+    facts, rounds = snapshot_facts(root, dict(ARGUMENTS))
+    assert rounds == 1 and facts["verdict"] == "drift_within_bound" and facts["repairable"]
+    assert facts["checkpoint"]["path"] == root + "/var/lib/kubelet/memory_manager_state"  # the node's root, not the copy's
+    assert paths.observe_access(None) is None  # the observer is gone once the assessment ends
+
+
+def test_a_path_the_snapshot_lacks_is_a_miss_not_an_absence(tmp_path):
+    root = drifted(tmp_path)
+    entries = entries_of(root)
+    del entries["/var/lib/kubelet/memory_manager_state"]
+    facts, misses = _snapshot.assess_snapshot(entries, root, dict(ARGUMENTS))
+    assert facts is None and misses == ["/var/lib/kubelet/memory_manager_state"]
+
+
+def test_names_of_a_node_directory_come_from_the_node(tmp_path):
+    root = drifted(tmp_path)
+    entries = entries_of(root)
+    listing = entries["/sys/devices/system/node/node0"][1]
+    entries["/sys/devices/system/node/node0"][1] = listing + ["memory4242"]  # a memory block only the node has
+    facts, misses = _snapshot.assess_snapshot(entries, root, dict(ARGUMENTS))
+    assert misses == [] and facts is not None
+    assert not os.path.exists(os.path.join(root, "sys/devices/system/node/node0/memory4242"))
+
+
+def test_the_copy_is_removed(tmp_path, monkeypatch):
+    made = []
+    real = _snapshot.tempfile.mkdtemp
+    monkeypatch.setattr(_snapshot.tempfile, "mkdtemp", lambda **kwargs: made.append(real(**kwargs)) or made[-1])
+    _snapshot.assess_snapshot(entries_of(drifted(tmp_path)), "/", dict(ARGUMENTS))
+    assert made and not os.path.exists(made[0])
+
+
+def test_rewritten_names_the_nodes_root():
+    directory = "/tmp/nodeops-numa-drift-node-abc"
+    value = {"path": directory + "/var/lib/kubelet/memory_manager_state", "problems": ["%s is a directory" % directory]}
+    assert _snapshot._rewritten(value, directory, "/") == {"path": "/var/lib/kubelet/memory_manager_state", "problems": ["/ is a directory"]}
+    assert _snapshot._rewritten(value, directory, "/host/")["path"] == "/host/var/lib/kubelet/memory_manager_state"
+
+
+def test_the_tasks_options_and_learned_paths_become_rules():
+    rules = _snapshot.rules_for(dict(ARGUMENTS, kubelet_config="/etc/k.yaml", kubelet_root_dir="/data/kubelet"), ["/srv/x", 3])
+    assert [rule["path"] for rule in rules] == ["/etc/k.yaml", "/data/kubelet/memory_manager_state", "/srv/x"]
