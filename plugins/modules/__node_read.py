@@ -15,7 +15,7 @@ description:
     (symbolic links as the node resolves them, never above O(root)) and records what each component is, a regular
     file's bytes (at most the rule's limit and one byte more), a directory's entry names, a link's target.
   - With C(follow=true) in a rule, the patterns of O(follow) are applied to the text of every file it read; each match
-    names one more node path (or several: the match with each of the pattern's suffixes appended), read by the same rule.
+    names one more node path (or several, the match with each of the pattern's suffixes appended), read by the same rule.
   - Reads only; never changes anything.
 author:
   - nodeops.numa_drift contributors (@nodeops)
@@ -34,7 +34,7 @@ options:
   plan:
     description:
       - Rules, each with C(path) (a node path; C({a,b}) spells out alternatives, C(*), C(?) and C([...]) in a component
-        match entry names), C(limit) (bytes), C(entries) (a pattern: a directory's matching entries are read too, and its
+        match entry names), C(limit) (bytes), C(entries) (a pattern; a directory's matching entries are read too, and its
         sub-directories) and C(follow) (a boolean).
     type: list
     elements: dict
@@ -44,6 +44,19 @@ options:
     type: list
     elements: list
     default: []
+"""
+
+EXAMPLES = r"""
+- name: Read kubelet's drop-ins and the paths they name (what numa_drift_facts' action plugin sends)
+  nodeops.numa_drift.__node_read:
+    plan:
+      - path: /etc/systemd/system/kubelet.service.d
+        entries: "*.conf"
+        limit: 1048576
+        follow: true
+    follow:
+      - ["--root-dir[= ](/\\S+)", ["/memory_manager_state"]]
+  register: read
 """
 
 RETURN = r"""

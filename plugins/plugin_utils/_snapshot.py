@@ -14,19 +14,20 @@ a device, a socket) is *unsupported*: the action plugin then runs the probe modu
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import posixpath
 import shutil
-import stat
 import tempfile
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common import paths
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 
 MAX_ENTRIES = 20000
+MAX_NAMES = 200000  # directory entry names in all listings (a NUMA node's directory lists its memory blocks)
 MAX_BYTES = 64 * 1024 * 1024
 KIB = 1024
 SYSTEMD_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
@@ -96,7 +97,7 @@ def validate(entries: Any) -> Dict[str, list]:
     """The node's entries, bounded and well-formed (a node's answer is never trusted)."""
     if not isinstance(entries, dict) or len(entries) > MAX_ENTRIES:
         raise UnsupportedSnapshot("the node's answer is not a bounded mapping of paths")
-    total = 0
+    total = names = 0
     for key, entry in entries.items():
         _check_key(key)
         if not isinstance(entry, list) or not entry or entry[0] not in ("f", "b", "d", "l", "a", "r", "o", "e"):
@@ -109,13 +110,14 @@ def validate(entries: Any) -> Dict[str, list]:
             if not isinstance(entry[1], list) or not all(isinstance(n, str) and n and "/" not in n and "\0" not in n
                                                          and n not in (".", "..") for n in entry[1]):
                 raise UnsupportedSnapshot("%s: malformed directory listing" % key)
-    if total > MAX_BYTES:
+            names += len(entry[1])
+            total += sum(len(name) for name in entry[1])
+    if total > MAX_BYTES or names > MAX_NAMES:
         raise UnsupportedSnapshot("the node's answer holds more than %d bytes" % MAX_BYTES)
     return entries
 
 
 def _content(entry: list) -> bytes:
-    import base64  # noqa: E402  pylint: disable=import-outside-toplevel
     return entry[1].encode("utf-8") if entry[0] == "f" else base64.b64decode(entry[1], validate=True)
 
 
@@ -147,6 +149,7 @@ class Coverage(object):
         self.entries = entries
         self.directory = directory
         self.misses: List[str] = []
+        self.escapes: List[str] = []
 
     def state(self, key: str) -> str:
         """``known``, ``absent``, ``unread`` (a regular file, its bytes not read), ``listed`` (a name only) or ``unknown``."""
@@ -161,10 +164,28 @@ class Coverage(object):
             return "unknown" if up[1] is None else ("listed" if name in up[1] else "absent")
         return "absent" if up[0] in ("a", "f", "b", "r") else "unknown"
 
+    def through_link(self, key: str, how: str) -> Optional[str]:
+        """The node's symbolic link the kernel would follow here to list or read ``key``, if any.
+
+        The engine's resolver never hands the kernel a path through a link (``_common.paths.under_root``), but a
+        path joined on to a resolved directory (a NUMA node's files) is opened as it is: on the controller a link
+        there would lead out of the copy, so such an assessment is not made here (the probe module runs on the node).
+        """
+        while key != "/":
+            entry = self.entries.get(key)
+            if entry is not None and entry[0] == "l" and how in ("list", "read"):
+                return key
+            key = posixpath.dirname(key)
+        return None
+
     def __call__(self, host_path: str, how: str) -> Optional[List[str]]:
         if not host_path.startswith(self.directory + "/"):
             return None
         key = host_path[len(self.directory):]
+        link = self.through_link(key, how)
+        if link is not None:
+            self.escapes.append(link)
+            raise UnsupportedSnapshot("the engine would follow the node's symbolic link %s on the controller" % link)
         state = self.state(key)
         entry = self.entries.get(key)
         if how == "walk":
@@ -198,6 +219,8 @@ def assess_snapshot(entries: Mapping[str, list], root: str, arguments: Mapping[s
             facts = assessment_facts(probe(**dict(arguments, root=directory)))
         finally:
             paths.observe_access(previous)
+        if coverage.escapes:  # even where the engine caught the exception: it never opened the path
+            raise UnsupportedSnapshot("the engine would follow the node's symbolic link %s on the controller" % coverage.escapes[0])
         if coverage.misses:
             return None, coverage.misses
         return _rewritten(facts, directory, root), []

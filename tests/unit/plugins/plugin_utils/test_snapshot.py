@@ -127,3 +127,25 @@ def test_rewritten_names_the_nodes_root():
 def test_the_tasks_options_and_learned_paths_become_rules():
     rules = _snapshot.rules_for(dict(ARGUMENTS, kubelet_config="/etc/k.yaml", kubelet_root_dir="/data/kubelet"), ["/srv/x", 3])
     assert [rule["path"] for rule in rules] == ["/etc/k.yaml", "/data/kubelet/memory_manager_state", "/srv/x"]
+
+
+def test_a_link_the_kernel_would_follow_out_of_the_copy_is_not_assessed_here(tmp_path):
+    root = drifted(tmp_path)
+    entries = entries_of(root)
+    secret = tmp_path / "controller-secret"
+    (secret / "meminfo").parent.mkdir()
+    (secret / "meminfo").write_text("Node 0 MemTotal: 1 kB\n")
+    # A hostile node: its NUMA node 0 is a link to a directory of the controller's (absolute: the kernel would follow it).
+    entries["/sys/devices/system/node/node0"] = ["l", str(secret)]
+    opened = []
+    real_open = os.open
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "open", lambda path, *args, **kwargs: opened.append(str(path)) or real_open(path, *args, **kwargs))
+        with pytest.raises(_snapshot.UnsupportedSnapshot, match="symbolic link /sys/devices/system/node/node0"):
+            _snapshot.assess_snapshot(entries, root, dict(ARGUMENTS))
+    assert not any(path.startswith(str(secret)) or "/node0/" in path for path in opened), opened
+
+
+def test_listings_are_bounded():
+    with pytest.raises(_snapshot.UnsupportedSnapshot, match="bounded|more than"):
+        _snapshot.validate({"/sys": ["d", ["m%d" % index for index in range(_snapshot.MAX_NAMES + 1)]]})
