@@ -117,29 +117,39 @@ def validate(entries: Any) -> Dict[str, list]:
     return entries
 
 
-def _content(entry: list) -> bytes:
-    return entry[1].encode("utf-8") if entry[0] == "f" else base64.b64decode(entry[1], validate=True)
+def _content(key: str, entry: list) -> bytes:
+    if entry[0] == "f":
+        return entry[1].encode("utf-8", "surrogatepass")
+    try:
+        return base64.b64decode(entry[1], validate=True)
+    except ValueError as error:
+        raise UnsupportedSnapshot("%s: malformed entry (%s)" % (key, error)) from error
 
 
 def materialize(entries: Mapping[str, list], directory: str) -> None:
-    """The snapshot as a tree under ``directory`` (a directory's listing is the node's: :class:`Coverage` answers it)."""
+    """The snapshot as a tree under ``directory`` (a directory's listing is the node's: :class:`Coverage` answers it).
+
+    An entry is written only inside a directory made here (never through a link, never twice), so nothing a
+    node answers can write outside ``directory``.
+    """
+    made = {"/"}
     for key in sorted(entries, key=lambda k: k.count("/")):
         entry, host = entries[key], directory + key
         kind = entry[0]
         if kind in ("e", "o"):
             raise UnsupportedSnapshot("%s cannot be reproduced on the controller (%s)" % (key, entry[1:]))
-        parent = os.path.dirname(host)
-        if not os.path.isdir(parent) or os.path.islink(parent):
-            continue  # under a link or a file: never looked up through this key
+        if posixpath.dirname(key) not in made:
+            continue  # under a link, a file or nothing: the engine never looks it up through this key
         if kind == "d":
-            os.makedirs(host, exist_ok=True)
+            os.mkdir(host, 0o700)
+            made.add(key)
         elif kind == "l":
             os.symlink(entry[1], host)
         elif kind in ("f", "b"):
-            with open(host, "wb") as handle:
-                handle.write(_content(entry))
+            with open(host, "xb") as handle:
+                handle.write(_content(key, entry))
         elif kind == "r":
-            open(host, "wb").close()
+            open(host, "xb").close()
 
 
 class Coverage(object):

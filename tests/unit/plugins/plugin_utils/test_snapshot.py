@@ -149,3 +149,20 @@ def test_a_link_the_kernel_would_follow_out_of_the_copy_is_not_assessed_here(tmp
 def test_listings_are_bounded():
     with pytest.raises(_snapshot.UnsupportedSnapshot, match="bounded|more than"):
         _snapshot.validate({"/sys": ["d", ["m%d" % index for index in range(_snapshot.MAX_NAMES + 1)]]})
+
+
+def test_nothing_is_written_through_a_nodes_link(tmp_path):
+    outside = tmp_path / "controller"
+    (outside / "b").mkdir(parents=True)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    entries = {"/a": ["l", str(outside)], "/a/b": ["d", None], "/a/b/c": ["f", "written?"], "/etc": ["d", ["x"]],
+               "/etc/x": ["b", "bm90IGJhc2U2NA=="]}
+    _snapshot.materialize(_snapshot.validate(entries), str(copy))
+    assert os.listdir(str(outside / "b")) == []
+    assert os.readlink(str(copy / "a")) == str(outside) and (copy / "etc" / "x").read_bytes() == b"not base64"
+
+
+def test_malformed_base64_is_refused(tmp_path):
+    with pytest.raises(_snapshot.UnsupportedSnapshot, match="malformed"):
+        _snapshot.materialize({"/etc": ["d", None], "/etc/x": ["b", "***"]}, str(tmp_path))
