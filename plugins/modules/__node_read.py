@@ -156,20 +156,23 @@ class Reader(object):
         return entry
 
     def read(self, key, limit):
-        """The file's bytes (at most ``limit`` + 1), recorded; None when it is not a regular file."""
+        """The file's bytes (at most ``limit`` + 1), recorded; None when it is not a regular file or cannot be read."""
         entry = self.entries.get(key)
         if entry is None or entry[0] not in ("r", "f", "b"):
             return None
         if entry[0] != "r":
             return decoded(entry)
+        allowed = MAX_TOTAL_BYTES - self.total
         try:
-            fd = os.open(self.host(key), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-            try:
-                data = os.read(fd, min(limit + 1, MAX_TOTAL_BYTES - self.total))
-            finally:
-                os.close(fd)
+            data = read_regular(self.host(key), min(limit, allowed) + 1)
         except OSError as error:
-            self.entries[key] = ["e", error.errno, error.strerror]
+            self.entries[key] = ["e", error.errno, error.strerror or str(error)]
+            return None
+        if data is None:  # replaced by something else since it was looked at
+            self.entries[key] = ["o", 0]
+            return None
+        if len(data) > allowed:
+            self.entries[key] = ["e", errno.EFBIG, "more than %d bytes read in all" % MAX_TOTAL_BYTES]
             return None
         self.total += len(data)
         try:
@@ -233,10 +236,29 @@ class Reader(object):
             text = data.decode("utf-8", "replace")
             for expression, suffixes in self.follow if rule.get("follow") else ():
                 for match in expression.finditer(text):
-                    named = match.group(1)
-                    if named.startswith("/"):
+                    mentioned = match.group(1)
+                    if mentioned.startswith("/"):
                         for suffix in suffixes or ("",):
-                            self.gather(rule, posixpath.normpath(named + suffix), depth + 1)
+                            self.gather(rule, posixpath.normpath(mentioned + suffix), depth + 1)
+
+
+def read_regular(path, size):
+    """At most ``size`` bytes of the regular file ``path`` (read until end of file: procfs answers in pages); None when it
+    is not a regular file. Never follows a link in the last component, never blocks on a FIFO."""
+    handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        chunks = []
+        while size > 0:
+            chunk = os.read(handle, min(size, 1024 * 1024))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(handle)
 
 
 def decoded(entry):

@@ -22,14 +22,19 @@ import shutil
 import tempfile
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import MAX_CHECKPOINT_BYTES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common import paths
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import MAX_TEXT_BYTES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import MAX_READ_BYTES as MAX_SYSFS_BYTES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 
 MAX_ENTRIES = 20000
 MAX_NAMES = 200000  # directory entry names in all listings (a NUMA node's directory lists its memory blocks)
 MAX_BYTES = 64 * 1024 * 1024
-KIB = 1024
+# Each file is read up to the largest limit the engine reads with, and one byte more: the engine then applies its
+# own limit to the copy exactly as to the node's file (a file over it is "larger than", never silently cut).
+LIMIT = max(MAX_CHECKPOINT_BYTES, MAX_TEXT_BYTES, MAX_SYSFS_BYTES)
 SYSTEMD_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
                 "/lib/systemd/system")
 UNITS = ("kubelet", "k3s", "k3s-agent", "rke2-server", "rke2-agent", "k0sworker", "k0scontroller",
@@ -51,22 +56,22 @@ _FOLLOW = [
     _flag("root-dir", "/memory_manager_state"),
     _flag("data-dir", "/agent", "/agent/etc/kubelet.conf.d", "/kubelet-config.yaml", "/kubelet/memory_manager_state"),
 ]
-_TEXT = {"limit": 4096 * KIB, "entries": "*", "follow": True}
+_TEXT = {"limit": LIMIT, "entries": "*", "follow": True}
 _SECTIONS = [
     # sysfs and procfs (_node.sysfs, _node.iomem)
-    {"path": "/proc/iomem", "limit": 4 * 1024 * KIB},
-    {"path": "/proc/meminfo", "limit": 64 * KIB},
-    {"path": "/sys/devices/system/memory/block_size_bytes", "limit": KIB},
-    {"path": "/sys/devices/system/node/*", "limit": 64 * KIB},
-    {"path": "/sys/devices/system/node/node*/{meminfo,cpulist}", "limit": 64 * KIB},
-    {"path": "/sys/devices/system/node/node*/hugepages", "limit": KIB},
-    {"path": "/sys/devices/system/node/node*/hugepages/hugepages-*/*_hugepages", "limit": KIB},
+    {"path": "/proc/iomem", "limit": LIMIT},
+    {"path": "/proc/meminfo", "limit": LIMIT},
+    {"path": "/sys/devices/system/memory/block_size_bytes", "limit": LIMIT},
+    {"path": "/sys/devices/system/node/*", "limit": LIMIT},
+    {"path": "/sys/devices/system/node/node*/{meminfo,cpulist}", "limit": LIMIT},
+    {"path": "/sys/devices/system/node/node*/hugepages", "limit": LIMIT},
+    {"path": "/sys/devices/system/node/node*/hugepages/hugepages-*/*_hugepages", "limit": LIMIT},
     # the boot guard (_output.facts.guard_view)
     {"path": "/usr/local/libexec/nodeops-numa-drift/numa-drift-guard", "limit": 0},
-    {"path": "/var/lib/nodeops-numa-drift/guard.json", "limit": 64 * KIB},
+    {"path": "/var/lib/nodeops-numa-drift/guard.json", "limit": LIMIT},
     # kubelet's services (_kubelet.systemd, _kubelet.launch)
     {"path": "/etc/systemd/system/*.wants/*", "limit": 0},
-    {"path": "/etc/os-release", "limit": 64 * KIB},
+    {"path": "/etc/os-release", "limit": LIMIT},
     {"path": "/etc/eks/bootstrap.sh", "limit": 0},
     dict(_TEXT, path="{%s}/{%s}.service" % (",".join(SYSTEMD_DIRS), ",".join(UNITS))),
     dict(_TEXT, path="{%s}/{%s}.service.d" % (",".join(SYSTEMD_DIRS), ",".join(UNITS)), entries="*.conf"),
@@ -77,7 +82,7 @@ _SECTIONS = [
     dict(_TEXT, path="/var/lib/{kubelet/kubeadm-flags.env,kubelet/config.yaml,rancher/*/agent/etc/kubelet.conf.d}"),
     dict(_TEXT, path="{/var/lib/k0s/kubelet-config.yaml,/run/k0s/kubelet/config.yaml,/var/snap/microk8s/current/args/kubelet*}"),
     # the checkpoints (memoryManagerStateFileName under each distribution's root dir)
-    {"path": "{/var/lib,/var/lib/k0s,/var/snap/microk8s/common/var/lib}/kubelet/memory_manager_state", "limit": 64 * 1024 * KIB},
+    {"path": "{/var/lib,/var/lib/k0s,/var/snap/microk8s/common/var/lib}/kubelet/memory_manager_state", "limit": LIMIT},
 ]
 READ_PLAN: List[Dict[str, Any]] = _SECTIONS
 FOLLOW: List[list] = _FOLLOW
@@ -242,5 +247,5 @@ def rules_for(arguments: Mapping[str, Any], learned: Sequence[str]) -> List[Dict
     """Read rules for what the task's options name and for the paths earlier runs on this host learned."""
     rules = [dict(_TEXT, path=arguments[name]) for name in ("kubelet_config", "kubelet_config_dir") if arguments.get(name)]
     if arguments.get("kubelet_root_dir"):
-        rules.append({"path": posixpath.join(arguments["kubelet_root_dir"], "memory_manager_state"), "limit": 64 * 1024 * KIB})
+        rules.append({"path": posixpath.join(arguments["kubelet_root_dir"], "memory_manager_state"), "limit": LIMIT})
     return rules + [dict(_TEXT, path=path) for path in learned if isinstance(path, str) and path.startswith("/")]

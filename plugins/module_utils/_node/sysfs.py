@@ -44,7 +44,7 @@ NODE_SYSFS_DIR = "sys/devices/system/node"
 MEMORY_BLOCK_SIZE_FILE = "sys/devices/system/memory/block_size_bytes"
 IOMEM_FILE = "proc/iomem"
 PROC_MEMINFO_FILE = "proc/meminfo"
-_MAX_READ_BYTES = 4 * 1024 * 1024
+MAX_READ_BYTES = 4 * 1024 * 1024
 _NODE_DIR = re.compile(r"node(\d+)$")
 _HUGEPAGES_DIR = re.compile(r"^hugepages-(\d+)kB$")
 _MEMORY_BLOCK = re.compile(r"^memory(\d+)$")
@@ -56,11 +56,11 @@ _MEMORY_BLOCK = re.compile(r"^memory(\d+)$")
 def _read_text(path: str) -> Tuple[Optional[str], Optional[str]]:
     """``(text, None)`` or ``(None, reason)``; never raises, never blocks (a FIFO is refused at once)."""
     try:
-        data = read_regular_file(path, _MAX_READ_BYTES)
+        data = read_regular_file(path, MAX_READ_BYTES)
     except NotRegularFileError as error:
         return None, "cannot read %s: it is %s, not a regular file" % (path, error.kind)
     except FileTooLargeError:
-        return None, "cannot read %s: larger than %d bytes" % (path, _MAX_READ_BYTES)
+        return None, "cannot read %s: larger than %d bytes" % (path, MAX_READ_BYTES)
     except OSError as error:
         return None, "cannot read %s: %s" % (path, error.strerror or error)
     return data.decode("utf-8", errors="replace"), None

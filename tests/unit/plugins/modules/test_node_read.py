@@ -152,3 +152,17 @@ def test_the_number_of_entries_is_bounded(tmp_path, limit):
     reader.entries.update({"/pad%d" % index: ["a"] for index in range(limit - 10)})
     reader.gather({"path": "/etc/many", "entries": "*"})
     assert len(reader.entries) < limit + 50 and sum(key.startswith("/etc/many/") for key in reader.entries) < 50
+
+
+def test_a_file_served_in_pages_is_read_to_its_end(tmp_path, monkeypatch):
+    write(tmp_path, "/proc/iomem", "a" * 10000)
+    real_read = os.read
+    monkeypatch.setattr(node_read.os, "read", lambda handle, size: real_read(handle, min(size, 4096)))  # as procfs does
+    assert gathered(tmp_path, {"path": "/proc/iomem"})["/proc/iomem"] == ["f", "a" * 10000]
+
+
+def test_the_read_budget_ends_in_an_error_entry_never_a_short_file(tmp_path, monkeypatch):
+    write(tmp_path, "/var/lib/kubelet/memory_manager_state", "{" + " " * 148 + "}")
+    monkeypatch.setattr(node_read, "MAX_TOTAL_BYTES", 100)
+    entry = gathered(tmp_path, {"path": "/var/lib/kubelet/memory_manager_state", "limit": 200})["/var/lib/kubelet/memory_manager_state"]
+    assert entry[0] == "e" and entry[1] == errno.EFBIG
