@@ -14,11 +14,11 @@
    times back to back on every host: one task of ``ansible.builtin.ping`` (``noop``, the
    do-nothing module: Ansible's floor per host), one task of ``nodeops.numa_drift.numa_drift_facts``
    as it runs after a first run (``probe``, warm: the controller's bytecode of the collection
-   written; one untimed run writes it) and the same with nothing compiled anywhere
-   (``probe_cold``: ``PYTHONDONTWRITEBYTECODE=1`` and an empty ``PYTHONPYCACHEPREFIX`` for the
-   whole run, controller and node, so the controller compiles the engine, and the node's bytecode
-   cache off, which the probe's fallback to the probe module would use: a first run after an install or
-   upgrade, a CI image, a container); the order rotates between rounds. Wall time
+   written; one untimed run writes it) and the same as the first run after installing or upgrading
+   the collection (``probe_cold``: a copy of the collection without ``__pycache__`` and
+   ``PYTHONDONTWRITEBYTECODE=1`` for the whole run, controller and node, so the controller compiles
+   the action plugin and the engine in every run, and the node's bytecode cache off, which the
+   probe's fallback to the probe module would use); the order rotates between rounds. Wall time
    comes from the clock, CPU time (user + sys of ansible-playbook and every process it waited for:
    workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts (medians
    over rounds); the ratios are probe / noop. The 1,000-host cost is CPU per host x 1,000 spread
@@ -64,8 +64,8 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils impo
 
 VENV_BIN = os.path.dirname(sys.executable)
 MODULES = {"noop": "ansible.builtin.ping", "probe": "nodeops.numa_drift.numa_drift_facts"}
-# The probe twice: warm (the controller's bytecode written by an untimed run) and cold (nothing compiled anywhere:
-# PYTHONDONTWRITEBYTECODE=1, an empty PYTHONPYCACHEPREFIX and the node's bytecode cache off for the whole run).
+# The probe twice: warm (the controller's bytecode written by an untimed run) and cold (the collection as just installed:
+# a copy without __pycache__, PYTHONDONTWRITEBYTECODE=1 and the node's bytecode cache off for the whole run).
 KINDS = ("noop", "probe", "probe_cold")
 PLAYBOOK_OF = {"noop": "noop", "probe": "probe", "probe_cold": "probe"}
 RATIO_OF = {"probe": "ratio", "probe_cold": "ratio_cold"}
@@ -207,11 +207,22 @@ def timed_run(command: List[str], env: Dict[str, str], cwd: str) -> Tuple[float,
 
 
 def kind_env(env: Dict[str, str], kind: str) -> Dict[str, str]:
-    """The environment of one kind of run: ``probe_cold`` finds no bytecode and writes none, controller or node."""
+    """The environment of one kind of run: ``probe_cold`` finds none of the collection's bytecode and writes none."""
     if kind != "probe_cold":
         return env
-    empty = tempfile.mkdtemp(prefix="no-pycache-", dir=os.path.dirname(env["ANSIBLE_HOME"]))  # in the run's directory
-    return dict(env, PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=empty, **{CACHE_VARIABLE: "off"})
+    return dict(env, PYTHONDONTWRITEBYTECODE="1", ANSIBLE_COLLECTIONS_PATH=uncompiled_collection(os.path.dirname(env["ANSIBLE_HOME"])),
+                **{CACHE_VARIABLE: "off"})
+
+
+def uncompiled_collection(directory: str) -> str:
+    """A copy of the collection's plugins and metadata without ``__pycache__`` (as just installed), made once per run."""
+    collections = os.path.join(directory, "cold-collections")
+    copy = os.path.join(collections, "ansible_collections", "nodeops", "numa_drift")
+    if not os.path.isdir(copy):
+        for name in ("plugins", "meta", "roles", "playbooks"):
+            shutil.copytree(os.path.join(CHECKOUT, name), os.path.join(copy, name), ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy2(os.path.join(CHECKOUT, "galaxy.yml"), copy)
+    return collections
 
 
 def warm_up(directory: str, playbooks: Dict[str, str], inventory: str, env: Dict[str, str], host: str) -> None:

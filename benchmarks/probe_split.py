@@ -124,7 +124,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         inventory = bench_fleet.write_inventory(os.path.join(directory, "hosts"), roots)
         playbooks = bench_fleet.write_playbooks(directory, "linear")
         env = bench_fleet.ansible_env(directory, bench_fleet.collections_dir(directory), options.forks, True)
-        bench_fleet.warm_cache(directory, playbooks, inventory, env, sorted(roots)[0])
+        bench_fleet.warm_up(directory, playbooks, inventory, env, sorted(roots)[0])
         kinds = bench_fleet.KINDS
         rows: Dict[str, List[Dict[str, float]]] = {kind: [] for kind in kinds}
         for round_index in range(options.rounds):

@@ -62,8 +62,8 @@ EXAMPLES = r"""
 RETURN = r"""
 entries:
   description: >-
-    Per node path met: C([f, text]) a regular file (C([b, base64]) when not UTF-8), C([d, names]) a directory (C(names)
-    null when it was only passed through), C([l, target]) a symbolic link, C([a]) nothing there, C([o, kind]) anything
+    Per node path met: C([f, text]) a regular file (C([b, base64]) when not UTF-8), C([d, names]) a directory (its
+    entry names joined by C(/), null when it was only passed through), C([l, target]) a symbolic link, C([a]) nothing there, C([o, kind]) anything
     else, C([e, errno, text]) an error.
   returned: always
   type: dict
@@ -181,6 +181,12 @@ class Reader(object):
             self.entries[key] = ["b", base64.b64encode(data).decode("ascii")]
         return data
 
+    def answer(self):
+        """The entries as they travel: a directory's names joined by ``/`` (the one character no name holds), one
+        string instead of thousands (a NUMA node lists every memory block)."""
+        return {key: ["d", "/".join(entry[1])] if entry[0] == "d" and entry[1] is not None else entry
+                for key, entry in self.entries.items()}
+
     def listdir(self, key):
         entry = self.entries.get(key)
         if entry is None or entry[0] != "d":
@@ -277,7 +283,7 @@ def main():
     reader = Reader(module.params["root"], module.params["follow"])
     for rule in module.params["plan"]:
         reader.gather(rule)
-    module.exit_json(changed=False, entries=reader.entries)
+    module.exit_json(changed=False, entries=reader.answer())
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ MAX_NAMES = 200000  # directory entry names in all listings (a NUMA node's direc
 MAX_BYTES = 64 * 1024 * 1024
 # Each file is read up to the largest limit the engine reads with, and one byte more: the engine then applies its
 # own limit to the copy exactly as to the node's file (a file over it is "larger than", never silently cut).
+SCRATCH = "/dev/shm"
 LIMIT = max(MAX_CHECKPOINT_BYTES, MAX_TEXT_BYTES, MAX_SYSFS_BYTES)
 SYSTEMD_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
                 "/lib/systemd/system")
@@ -99,27 +100,29 @@ def _check_key(key: Any) -> str:
 
 
 def validate(entries: Any) -> Dict[str, list]:
-    """The node's entries, bounded and well-formed (a node's answer is never trusted)."""
+    """The node's answer, bounded and well-formed (a node's answer is never trusted), with directory listings as lists."""
     if not isinstance(entries, dict) or len(entries) > MAX_ENTRIES:
         raise UnsupportedSnapshot("the node's answer is not a bounded mapping of paths")
+    checked: Dict[str, list] = {}
     total = names = 0
     for key, entry in entries.items():
         _check_key(key)
         if not isinstance(entry, list) or not entry or entry[0] not in ("f", "b", "d", "l", "a", "r", "o", "e"):
             raise UnsupportedSnapshot("%s: unknown entry %r" % (key, entry))
-        if entry[0] in ("f", "b", "l"):
-            if len(entry) != 2 or not isinstance(entry[1], str) or (entry[0] == "l" and "\0" in entry[1]):
+        if entry[0] in ("f", "b", "l", "d") and entry[1:] != [None]:
+            if len(entry) != 2 or not isinstance(entry[1], str) or (entry[0] in ("l", "d") and "\0" in entry[1]):
                 raise UnsupportedSnapshot("%s: malformed entry" % key)
             total += len(entry[1])
         if entry[0] == "d" and entry[1] is not None:
-            if not isinstance(entry[1], list) or not all(isinstance(n, str) and n and "/" not in n and "\0" not in n
-                                                         and n not in (".", "..") for n in entry[1]):
+            listing = entry[1].split("/") if entry[1] else []
+            if not all(name and name not in (".", "..") for name in listing):
                 raise UnsupportedSnapshot("%s: malformed directory listing" % key)
-            names += len(entry[1])
-            total += sum(len(name) for name in entry[1])
+            names += len(listing)
+            entry = ["d", listing]
+        checked[key] = entry
     if total > MAX_BYTES or names > MAX_NAMES:
-        raise UnsupportedSnapshot("the node's answer holds more than %d bytes" % MAX_BYTES)
-    return entries
+        raise UnsupportedSnapshot("the node's answer holds more than %d bytes or %d names" % (MAX_BYTES, MAX_NAMES))
+    return checked
 
 
 def _content(key: str, entry: list) -> bytes:
@@ -165,6 +168,7 @@ class Coverage(object):
         self.directory = directory
         self.misses: List[str] = []
         self.escapes: List[str] = []
+        self.answers: Dict[Tuple[str, str], Optional[List[str]]] = {}
 
     def state(self, key: str) -> str:
         """``known``, ``absent``, ``unread`` (a regular file, its bytes not read), ``listed`` (a name only) or ``unknown``."""
@@ -194,6 +198,13 @@ class Coverage(object):
         return None
 
     def __call__(self, host_path: str, how: str) -> Optional[List[str]]:
+        answer = self.answers.get((host_path, how), self)
+        if answer is self:
+            answer = self.answers[(host_path, how)] = self.answer(host_path, how)
+        return answer
+
+    def answer(self, host_path: str, how: str) -> Optional[List[str]]:
+        """What the observer says of one look-up, list or read (the same for every repeat in one assessment)."""
         if not host_path.startswith(self.directory + "/"):
             return None
         key = host_path[len(self.directory):]
@@ -223,11 +234,17 @@ def _rewritten(value: Any, directory: str, root: str) -> Any:
     return json.loads(text)
 
 
+def _scratch() -> Optional[str]:
+    """Memory-backed ``/dev/shm`` where there is one (the copy is small and lives for milliseconds), else the temp dir."""
+    return SCRATCH if os.path.isdir(SCRATCH) and os.access(SCRATCH, os.W_OK | os.X_OK) else None
+
+
 def assess_snapshot(entries: Mapping[str, list], root: str, arguments: Mapping[str, Any]) -> Tuple[Optional[Dict[str, Any]], List[str]]:
     """``(numa_drift facts, [])``, or ``(None, missed node paths)`` when the snapshot lacked what the engine looked at."""
-    directory = tempfile.mkdtemp(prefix="nodeops-numa-drift-node-")
+    directory = tempfile.mkdtemp(prefix="nodeops-numa-drift-node-", dir=_scratch())
     try:
-        materialize(validate(dict(entries)), directory)
+        entries = validate(entries)
+        materialize(entries, directory)
         coverage = Coverage(entries, directory)
         previous = paths.observe_access(coverage)
         try:
@@ -248,4 +265,5 @@ def rules_for(arguments: Mapping[str, Any], learned: Sequence[str]) -> List[Dict
     rules = [dict(_TEXT, path=arguments[name]) for name in ("kubelet_config", "kubelet_config_dir") if arguments.get(name)]
     if arguments.get("kubelet_root_dir"):
         rules.append({"path": posixpath.join(arguments["kubelet_root_dir"], "memory_manager_state"), "limit": LIMIT})
-    return rules + [dict(_TEXT, path=path) for path in learned if isinstance(path, str) and path.startswith("/")]
+    # a learned path is read as it is (a directory listed, not its entries: one more round finds the entry it needs)
+    return rules + [{"path": path, "limit": LIMIT, "follow": True} for path in learned if isinstance(path, str) and path.startswith("/")]

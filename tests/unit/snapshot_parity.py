@@ -36,7 +36,7 @@ def snapshot_facts(root: str, arguments: Dict[str, Any]):
     for rounds in range(1, MAX_ROUNDS + 1):
         for rule in plan:
             reader.gather(rule)
-        facts, misses = snapshot.assess_snapshot(json.loads(json.dumps(reader.entries)), root, arguments)
+        facts, misses = snapshot.assess_snapshot(json.loads(json.dumps(reader.answer())), root, arguments)
         if facts is not None:
             return facts, rounds
         plan = snapshot.rules_for({}, misses)

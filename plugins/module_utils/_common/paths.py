@@ -71,12 +71,13 @@ def _resolve(root: str, node_path: str, follow: bool) -> str:
             if resolved:
                 resolved.pop()
             continue
-        accessed(os.path.join(root, *resolved, part), "walk")
+        candidate = os.path.join(root, *resolved, part)
+        accessed(candidate, "walk")
         if not pending and not follow:
             resolved.append(part)
             break
         try:
-            target = os.readlink(os.path.join(root, *resolved, part))
+            target = os.readlink(candidate)
         except OSError:  # not a link, or nothing there
             resolved.append(part)
             continue

@@ -38,7 +38,7 @@ class Node(object):
             reader = node_read.Reader(module_args["root"], module_args["follow"])
             for rule in module_args["plan"]:
                 reader.gather(rule)
-            return json.loads(json.dumps({"changed": False, "entries": reader.entries}))
+            return json.loads(json.dumps({"changed": False, "entries": reader.answer()}))
         return {"changed": False, "numa_drift": json.loads(json.dumps(assessment_facts(probe(root=module_args["root"]))))}
 
 
