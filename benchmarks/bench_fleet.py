@@ -363,7 +363,7 @@ def report(results: Dict[str, Any]) -> List[str]:
             minutes = fleet[kind]["minutes_on_%d_cores" % settings["cpus"]]
             lines.append("%-10s %14.1f %14.1f %12.1f min" % (kind, modules[kind]["wall_ms_per_host"], modules[kind]["cpu_ms_per_host"], minutes))
         lines.append("ratio probe/noop (warm): wall %.3f, cpu %.3f" % (modules["ratio"]["wall"], modules["ratio"]["cpu"]))
-        lines.append("ratio probe_cold/noop (cache off, PYTHONDONTWRITEBYTECODE=1): wall %.3f, cpu %.3f" % (
+        lines.append("ratio probe_cold/noop (the collection as just installed): wall %.3f, cpu %.3f" % (
             modules["ratio_cold"]["wall"], modules["ratio_cold"]["cpu"]))
     lines.append("summary (cpu ratios): " + "; ".join("%d hosts forks %d: warm %.3f, cold %.3f" % (
         config["hosts"], config["forks"], config["modules"]["ratio"]["cpu"], config["modules"]["ratio_cold"]["cpu"])

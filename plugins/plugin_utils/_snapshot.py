@@ -71,12 +71,12 @@ _SECTIONS = [
     {"path": "/usr/local/libexec/nodeops-numa-drift/numa-drift-guard", "limit": 0},
     {"path": "/var/lib/nodeops-numa-drift/guard.json", "limit": LIMIT},
     # kubelet's services (_kubelet.systemd, _kubelet.launch)
-    {"path": "/etc/systemd/system/*.wants/*", "limit": 0},
+    {"path": "/etc/systemd/system/*.{wants,requires}/{%s}.service" % ",".join(UNITS), "limit": 0},
     {"path": "/etc/os-release", "limit": LIMIT},
     {"path": "/etc/eks/bootstrap.sh", "limit": 0},
     dict(_TEXT, path="{%s}/{%s}.service" % (",".join(SYSTEMD_DIRS), ",".join(UNITS))),
     dict(_TEXT, path="{%s}/{%s}.service.d" % (",".join(SYSTEMD_DIRS), ",".join(UNITS)), entries="*.conf"),
-    dict(_TEXT, path="{%s}/*.env" % ",".join(SYSTEMD_DIRS)),
+    dict(_TEXT, path="{%s}/{%s}{,.service}.env" % (",".join(SYSTEMD_DIRS), ",".join(UNITS))),  # EnvironmentFile=%N.env
     # kubelet's flags and configuration (_kubelet.distributions, _kubelet.wrapped, _kubelet.config)
     dict(_TEXT, path="/etc/{default,sysconfig}/{kubelet,k3s*,rke2*}"),
     dict(_TEXT, path="/etc/{eks/kubelet/environment,node-sizing*.env,kubernetes/kubelet/*,rancher/*/config.yaml*}"),
