@@ -44,9 +44,11 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, msg="; ".join(validated.error_messages))
         arguments = probe_arguments(validated.validated_parameters)
         root = arguments.pop("root") or "/"
-        learned: List[str] = list(task_vars.get(LEARNED_FACT) or [])
+        known: List[str] = list(task_vars.get(LEARNED_FACT) or [])
+        learned = list(known)
         plan = _snapshot.READ_PLAN + _snapshot.rules_for(arguments, learned)
         entries: Dict[str, list] = {}
+        facts = None
         try:
             for _round in range(MAX_ROUNDS):
                 read = self._execute_module(module_name=READER, module_args={"root": root, "plan": plan, "follow": _snapshot.FOLLOW}, task_vars=task_vars)
@@ -57,9 +59,7 @@ class ActionModule(ActionBase):
                 if facts is not None:
                     break
                 learned += [path for path in misses if path not in learned]
-                plan = [{"path": path} for path in misses]
-            else:
-                facts = None
+                plan = _snapshot.rules_for({}, misses)  # read as the next run reads what it learned
         except (_snapshot.UnsupportedSnapshot, OSError):
             facts = None  # the probe module on the node says it exactly (an unreadable file, a FIFO, no sysfs)
         except QuantityError as error:
@@ -68,7 +68,7 @@ class ActionModule(ActionBase):
             result.update(self._execute_module(module_name=MODULE, module_args=self._task.args, task_vars=task_vars))
         else:
             result.update(changed=False, numa_drift=facts)
-        if learned != list(task_vars.get(LEARNED_FACT) or []):
+        if learned != known:
             result["ansible_facts"] = {LEARNED_FACT: learned}
         self._advise_for(result, task_vars.get("inventory_hostname"))
         self._remove_tmp_path(self._connection._shell.tmpdir)

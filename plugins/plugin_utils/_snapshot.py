@@ -48,7 +48,7 @@ def _flag(name: str, *suffixes: str) -> list:
     return [r"(?:--|\b)%s(?:=|[ \t]+)%s" % (name, _PATH), list(suffixes)]
 
 
-_FOLLOW = [
+FOLLOW: List[list] = [
     [r"^\s*EnvironmentFile\s*=\s*-?\s*(/\S+)", []],
     [r"(?:K3S|RKE2)_CONFIG_FILE=" + _PATH, ["", ".d"]],
     [r"^\s*data-dir:\s*" + _PATH, ["/agent", "/agent/etc/kubelet.conf.d"]],
@@ -58,7 +58,7 @@ _FOLLOW = [
     _flag("data-dir", "/agent", "/agent/etc/kubelet.conf.d", "/kubelet-config.yaml", "/kubelet/memory_manager_state"),
 ]
 _TEXT = {"limit": LIMIT, "entries": "*", "follow": True}
-_SECTIONS = [
+READ_PLAN: List[Dict[str, Any]] = [
     # sysfs and procfs (_node.sysfs, _node.iomem)
     {"path": "/proc/iomem", "limit": LIMIT},
     {"path": "/proc/meminfo", "limit": LIMIT},
@@ -85,8 +85,6 @@ _SECTIONS = [
     # the checkpoints (memoryManagerStateFileName under each distribution's root dir)
     {"path": "{/var/lib,/var/lib/k0s,/var/snap/microk8s/common/var/lib}/kubelet/memory_manager_state", "limit": LIMIT},
 ]
-READ_PLAN: List[Dict[str, Any]] = _SECTIONS
-FOLLOW: List[list] = _FOLLOW
 
 
 class UnsupportedSnapshot(ValueError):
