@@ -54,7 +54,7 @@ def test_fleet_benchmark_reports_one_module_run_per_probe_and_ratios_within_boun
         [sent] = payload[kind]["sent"]
         assert sent["module"] == "__node_read" and payload[kind]["ansiballz_bytes"] == sent["ansiballz_bytes"]
         shipped = {name.split("/plugins/", 1)[1] for name in sent["collection_files"]}
-        assert shipped == {"modules/__node_read.py"}, shipped
+        assert shipped == {"modules/__node_read.py", "module_utils/_node/plan_reader.py"}, shipped
         assert payload[kind]["ansiballz_bytes"] - payload["noop"]["ansiballz_bytes"] <= 20 * 1024
     assert payload["difference_bytes"] == payload["probe"]["ansiballz_bytes"] - payload["noop"]["ansiballz_bytes"]
     role = results["role"]

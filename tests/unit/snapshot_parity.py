@@ -30,7 +30,7 @@ MAX_ROUNDS = 3
 def snapshot_facts(root: str, arguments: Dict[str, Any]):
     """``(facts or None, rounds)``: the node read as the action plugin reads it, assessed from the snapshot."""
     snapshot = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.plugin_utils._snapshot")
-    reader_module = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.modules.__node_read")
+    reader_module = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader")
     reader = reader_module.Reader(root, snapshot.FOLLOW)
     plan = snapshot.READ_PLAN + snapshot.rules_for(arguments, [])
     for rounds in range(1, MAX_ROUNDS + 1):

@@ -22,7 +22,7 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
     write_kubelet_node,
 )
 
-node_read = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.modules.__node_read")
+plan_reader = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader")
 
 
 class Node(object):
@@ -35,7 +35,7 @@ class Node(object):
     def __call__(self, module_name, module_args, task_vars, wrap_async=False):
         self.runs.append(module_name)
         if module_name == action.READER:
-            reader = node_read.Reader(module_args["root"], module_args["follow"])
+            reader = plan_reader.Reader(module_args["root"], module_args["follow"])
             for rule in module_args["plan"]:
                 reader.gather(rule)
             return json.loads(json.dumps({"changed": False, "entries": reader.answer()}))

@@ -20,7 +20,7 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
 )
 from ansible_collections.nodeops.numa_drift.tests.unit.snapshot_parity import snapshot_facts
 
-node_read = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.modules.__node_read")
+plan_reader = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader")
 ARGUMENTS = dict(kubelet_root_dir=None, kubelet_config=None, kubelet_config_dir=None, kubelet_flags=None, drift_bound="auto",
                  policy=None, reserved_memory=None)
 
@@ -31,7 +31,7 @@ def drifted(tmp_path):
 
 
 def entries_of(root, plan=None):
-    reader = node_read.Reader(root, _snapshot.FOLLOW)
+    reader = plan_reader.Reader(root, _snapshot.FOLLOW)
     for rule in plan or _snapshot.READ_PLAN:
         reader.gather(rule)
     return json.loads(json.dumps(reader.answer()))

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""``__node_read``: what it records of a node under a root, and what it never does (follow out of root, block, read past a limit)."""
+"""``_node.plan_reader`` (what ``__node_read`` runs): what it records of a node under a root, and what it never does
+(follow out of root, block, read past a limit)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import os
 
 import pytest
 
-node_read = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.modules.__node_read")
+plan_reader = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader")
 
 
 def write(root, path, data=b""):
@@ -24,7 +25,7 @@ def write(root, path, data=b""):
 
 
 def gathered(root, *rules, follow=()):
-    reader = node_read.Reader(str(root), follow)
+    reader = plan_reader.Reader(str(root), follow)
     for rule in rules:
         reader.gather(rule)
     return reader.entries
@@ -91,7 +92,7 @@ def test_an_unreadable_file_is_an_error_entry(tmp_path, monkeypatch):
             raise PermissionError(errno.EACCES, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(node_read.os, "open", refusing)
+    monkeypatch.setattr(plan_reader.os, "open", refusing)
     assert gathered(tmp_path, {"path": "/etc/default/kubelet"})["/etc/default/kubelet"] == ["e", errno.EACCES, "Permission denied"]
 
 
@@ -109,8 +110,8 @@ def test_wildcards_and_alternatives_list_the_directories_they_search(tmp_path):
 
 
 def test_alternatives_spell_out_every_combination():
-    assert node_read.alternatives("/{a,b}/{x,y}.service") == ["/a/x.service", "/a/y.service", "/b/x.service", "/b/y.service"]
-    assert node_read.alternatives("/plain") == ["/plain"]
+    assert plan_reader.alternatives("/{a,b}/{x,y}.service") == ["/a/x.service", "/a/y.service", "/b/x.service", "/b/y.service"]
+    assert plan_reader.alternatives("/plain") == ["/plain"]
 
 
 def test_a_directory_rule_reads_its_matching_entries_and_sub_directories(tmp_path):
@@ -139,16 +140,16 @@ def test_follow_ends_after_a_few_steps(tmp_path):
     for index in range(6):
         write(tmp_path, "/etc/step%d" % index, "--config=/etc/step%d\n" % (index + 1))
     entries = gathered(tmp_path, {"path": "/etc/step0", "follow": True}, follow=[[r"--config=(/\S+)", []]])
-    assert "/etc/step%d" % node_read.MAX_FOLLOW_DEPTH in entries and "/etc/step%d" % (node_read.MAX_FOLLOW_DEPTH + 1) not in entries
+    assert "/etc/step%d" % plan_reader.MAX_FOLLOW_DEPTH in entries and "/etc/step%d" % (plan_reader.MAX_FOLLOW_DEPTH + 1) not in entries
 
 
-@pytest.mark.parametrize("limit", [node_read.MAX_ENTRIES])
+@pytest.mark.parametrize("limit", [plan_reader.MAX_ENTRIES])
 def test_the_number_of_entries_is_bounded(tmp_path, limit):
     directory = tmp_path / "etc" / "many"
     directory.mkdir(parents=True)
     for index in range(50):
         (directory / ("f%d.conf" % index)).write_text("x")
-    reader = node_read.Reader(str(tmp_path))
+    reader = plan_reader.Reader(str(tmp_path))
     reader.entries.update({"/pad%d" % index: ["a"] for index in range(limit - 10)})
     reader.gather({"path": "/etc/many", "entries": "*"})
     assert len(reader.entries) < limit + 50 and sum(key.startswith("/etc/many/") for key in reader.entries) < 50
@@ -157,12 +158,12 @@ def test_the_number_of_entries_is_bounded(tmp_path, limit):
 def test_a_file_served_in_pages_is_read_to_its_end(tmp_path, monkeypatch):
     write(tmp_path, "/proc/iomem", "a" * 10000)
     real_read = os.read
-    monkeypatch.setattr(node_read.os, "read", lambda handle, size: real_read(handle, min(size, 4096)))  # as procfs does
+    monkeypatch.setattr(plan_reader.os, "read", lambda handle, size: real_read(handle, min(size, 4096)))  # as procfs does
     assert gathered(tmp_path, {"path": "/proc/iomem"})["/proc/iomem"] == ["f", "a" * 10000]
 
 
 def test_the_read_budget_ends_in_an_error_entry_never_a_short_file(tmp_path, monkeypatch):
     write(tmp_path, "/var/lib/kubelet/memory_manager_state", "{" + " " * 148 + "}")
-    monkeypatch.setattr(node_read, "MAX_TOTAL_BYTES", 100)
+    monkeypatch.setattr(plan_reader, "MAX_TOTAL_BYTES", 100)
     entry = gathered(tmp_path, {"path": "/var/lib/kubelet/memory_manager_state", "limit": 200})["/var/lib/kubelet/memory_manager_state"]
     assert entry[0] == "e" and entry[1] == errno.EFBIG
