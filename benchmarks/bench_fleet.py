@@ -23,9 +23,10 @@
    workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts (medians
    over rounds); the ratios are probe / noop. The 1,000-host cost is CPU per host x 1,000 spread
    over the machine's cores.
-3. Payload and round trips: each kind once more on one host with pipelining off and
-   ``ANSIBLE_KEEP_REMOTE_FILES``: every ``AnsiballZ_*.py`` it sent (one per module run, so per
-   round trip), and the files each zip carries.
+3. Payload and round trips: each kind once more on one host, as the timed runs ran it, under an
+   interpreter that records every start on the node and what it received (standard input with
+   pipelining: ping's AnsiballZ, the probe's reader program; a transferred file without), and the
+   files each AnsiballZ zip carries. One start is one module run, so one round trip.
 4. The remediate role on the sandbox fleet (tests/sandbox/fleet.py, mixed scenario): a callback
    counts the task starts and times them on a repaired node (drift_within_bound) and on
    nothing-to-do nodes (in_sync, no_checkpoint). ``--skip-role`` leaves this out.
@@ -267,10 +268,33 @@ def module_rounds(directory: str, playbooks: Dict[str, str], inventory: str, env
     return result
 
 
-def payload_contents(path: str) -> Dict[str, int]:
-    """The files an AnsiballZ wrapper carries, with their sizes (its zip is base64 in ZIPDATA)."""
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+# The interpreter the payload runs use (ansible_python_interpreter): it records what each start received, its standard input
+# (a pipelined module, the probe's reader program) or the script it was given (a transferred AnsiballZ file), then runs as
+# the real interpreter with the same input.
+RECORDING_INTERPRETER = """#!{python}
+import json, os, sys, tempfile
+data = sys.stdin.buffer.read()
+script = sys.argv[1] if len(sys.argv) > 1 and os.path.isfile(sys.argv[1]) else None
+if script:
+    with open(script, "rb") as handle:
+        sent = handle.read()
+else:
+    sent = data
+record = os.path.join(os.environ["FLEETBENCH_SENT_DIR"], "%d" % os.getpid())
+with open(record + ".payload", "wb") as handle:
+    handle.write(sent)
+with open(record + ".json", "w") as handle:
+    json.dump({{"stdin_bytes": len(data), "script_bytes": len(sent) if script else 0}}, handle)
+with tempfile.TemporaryFile() as handle:
+    handle.write(data)
+    handle.seek(0)
+    os.dup2(handle.fileno(), 0)
+os.execv({python!r}, [{python!r}] + sys.argv[1:])
+"""
+
+
+def payload_contents(text: str) -> Dict[str, int]:
+    """The files an AnsiballZ wrapper carries, with their sizes (its zip is base64 in ZIPDATA); {} for anything else."""
     found = re.search(r"^zip_data\s*=\s*[rb]?['\"]([A-Za-z0-9+/=]+)['\"]", text, re.MULTILINE)
     if not found:
         return {}
@@ -278,35 +302,53 @@ def payload_contents(path: str) -> Dict[str, int]:
     return {info.filename: info.file_size for info in archive.infolist()}
 
 
-def payloads(directory: str, playbooks: Dict[str, str], inventory: str, collections: str) -> Dict[str, Any]:
-    """Keep the remote files of one host (pipelining off) and measure every AnsiballZ file each kind of run sends.
+def recorded_starts(sent_dir: str) -> List[Dict[str, Any]]:
+    """Every interpreter start on the node, in order: what it received (bytes on standard input or in its script)."""
+    starts = []
+    for name in sorted(os.listdir(sent_dir), key=lambda name: os.path.getmtime(os.path.join(sent_dir, name))):
+        if not name.endswith(".json"):
+            continue
+        with open(os.path.join(sent_dir, name), encoding="utf-8") as handle:
+            record = json.load(handle)
+        with open(os.path.join(sent_dir, name[:-len(".json")] + ".payload"), encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+        contents = payload_contents(text)
+        module = re.search(r"^ansible_module\s*=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
+        starts.append({
+            "what": ("AnsiballZ %s" % module.group(1).rsplit(".", 1)[-1]) if contents and module else "program",
+            "bytes": record["stdin_bytes"] + record["script_bytes"],
+            "on_stdin": record["stdin_bytes"] > 0,
+            "zip_files": len(contents),
+            "zip_uncompressed_bytes": sum(contents.values()),
+            "collection_files": {name: size for name, size in sorted(contents.items()) if name.startswith("ansible_collections/") and size},
+        })
+    return starts
 
-    One AnsiballZ file is one module run, so one round trip: the probe sends its module once.
+
+def payloads(directory: str, playbooks: Dict[str, str], inventory: str, collections: str, pipelining: bool) -> Dict[str, Any]:
+    """Run each kind once more on one host, as the timed runs do, under an interpreter that records every start on the node.
+
+    One interpreter start is one module run, so one round trip: the probe starts one. ``bytes`` is what it received (on
+    standard input with pipelining, as a transferred file without).
     """
     result: Dict[str, Any] = {}
+    interpreter = os.path.join(directory, "recording-python")
+    with open(interpreter, "w", encoding="utf-8") as handle:
+        handle.write(RECORDING_INTERPRETER.format(python=sys.executable))
+    os.chmod(interpreter, 0o755)
     for kind in KINDS:
-        remote = os.path.join(directory, "remote-%s" % kind)
-        env = kind_env(ansible_env(directory, collections, 1, False, ANSIBLE_KEEP_REMOTE_FILES="1", ANSIBLE_REMOTE_TEMP=remote), kind)
-        timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, "-l", "bench-node-0001", playbooks[PLAYBOOK_OF[kind]]],
-                  env, directory)
-        sent = sorted(os.path.join(top, name) for top, _dirs, files in os.walk(remote) for name in files
-                      if name.startswith("AnsiballZ_") and name.endswith(".py"))
-        if not sent:
-            raise RuntimeError("no AnsiballZ file under %s" % remote)
-        files = []
-        for path in sent:
-            contents = payload_contents(path)
-            files.append({
-                "module": os.path.basename(path)[len("AnsiballZ_"):-len(".py")],
-                "ansiballz_bytes": os.path.getsize(path),
-                "zip_files": len(contents),
-                "zip_uncompressed_bytes": sum(contents.values()),
-                "collection_files": {name: size for name, size in sorted(contents.items()) if name.startswith("ansible_collections/") and size},
-            })
-        result[kind] = {"module": MODULES[PLAYBOOK_OF[kind]], "sent": files, "module_runs": len(files),
-                        "ansiballz_bytes": sum(entry["ansiballz_bytes"] for entry in files)}
-    result["difference_bytes"] = result["probe"]["ansiballz_bytes"] - result["noop"]["ansiballz_bytes"]
-    result["difference_cold_bytes"] = result["probe_cold"]["ansiballz_bytes"] - result["noop"]["ansiballz_bytes"]
+        sent_dir = os.path.join(directory, "sent-%s" % kind)
+        os.makedirs(sent_dir)
+        env = kind_env(ansible_env(directory, collections, 1, pipelining, FLEETBENCH_SENT_DIR=sent_dir), kind)
+        timed_run([os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, "-l", "bench-node-0001", "-e",
+                   "ansible_python_interpreter=%s" % interpreter, playbooks[PLAYBOOK_OF[kind]]], env, directory)
+        starts = recorded_starts(sent_dir)
+        if not starts:
+            raise RuntimeError("no interpreter start recorded in %s" % sent_dir)
+        result[kind] = {"module": MODULES[PLAYBOOK_OF[kind]], "sent": starts, "module_runs": len(starts),
+                        "bytes": sum(start["bytes"] for start in starts)}
+    result["difference_bytes"] = result["probe"]["bytes"] - result["noop"]["bytes"]
+    result["difference_cold_bytes"] = result["probe_cold"]["bytes"] - result["noop"]["bytes"]
     return result
 
 
@@ -371,9 +413,11 @@ def report(results: Dict[str, Any]) -> List[str]:
     payload = results.get("payload")
     if payload:
         for kind in KINDS:
-            sent = ", ".join("%s %d bytes (zip: %d files, %d bytes uncompressed)" % (
-                entry["module"], entry["ansiballz_bytes"], entry["zip_files"], entry["zip_uncompressed_bytes"]) for entry in payload[kind]["sent"])
-            lines.append("payload %-10s %d bytes sent in %d module run(s): %s" % (kind, payload[kind]["ansiballz_bytes"], payload[kind]["module_runs"], sent))
+            sent = ", ".join("%s %d bytes %s%s" % (
+                entry["what"], entry["bytes"], "on stdin" if entry["on_stdin"] else "in a file",
+                " (zip: %d files, %d bytes uncompressed)" % (entry["zip_files"], entry["zip_uncompressed_bytes"]) if entry["zip_files"] else "")
+                for entry in payload[kind]["sent"])
+            lines.append("payload %-10s %d bytes sent in %d interpreter start(s): %s" % (kind, payload[kind]["bytes"], payload[kind]["module_runs"], sent))
         lines.append("payload difference: %d bytes (cold: %d bytes)" % (payload["difference_bytes"], payload["difference_cold_bytes"]))
     for case, entry in (results.get("role") or {}).items():
         lines.append("role %-13s %-12s %3d task starts (%d ok, %d changed, %d skipped, %d failed), role %.2f s, playbook %.2f s wall" % (
@@ -454,7 +498,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 modules = module_rounds(directory, playbooks, inventories[count], env, count, options.rounds)
                 results["configurations"].append({"hosts": count, "forks": forks, "modules": modules})
         if not options.skip_payload:
-            results["payload"] = payloads(directory, playbooks, inventories[min(options.hosts)], collections)
+            results["payload"] = payloads(directory, playbooks, inventories[min(options.hosts)], collections, options.pipelining)
         if not options.skip_role:
             results["role"] = role_tasks(directory, collections, shlex.split(options.fleet_args))
         for line in report(results):

@@ -3,8 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin for nodeops.numa_drift.numa_drift_facts: the node reads, the controller assesses.
 
-One run of ``__node_read`` per host (no engine on the node: it reads what ``_snapshot.READ_PLAN``
-names and follows the paths those files name); the engine assesses that snapshot here
+One read per host (no engine on the node: ``_node.plan_reader`` reads what ``_snapshot.READ_PLAN`` names
+and follows the paths those files name). Where Ansible pipelines modules, the reader goes to the node's Python
+on standard input as one small program (no AnsiballZ wrapper, so not even Ansible's module code starts there);
+elsewhere the ``__node_read`` module runs it. The engine assesses that snapshot here
 (plugin_utils/_snapshot.py). A path the snapshot lacked (one built from a variable, say) is read in one
 more run and remembered in the host's facts (``numa_drift_read_paths``), so the next run reads it at
 once. A snapshot that cannot be reproduced exactly (an unreadable file, a device) or that the engine
@@ -48,10 +50,12 @@ class ActionModule(ActionBase):
         learned = list(known)
         plan = _snapshot.READ_PLAN + _snapshot.rules_for(arguments, learned)
         entries: Dict[str, list] = {}
+        host_facts: Dict[str, Any] = {}
         facts = None
         try:
             for _round in range(MAX_ROUNDS):
-                read = self._execute_module(module_name=READER, module_args={"root": root, "plan": plan, "follow": _snapshot.FOLLOW}, task_vars=task_vars)
+                read = self._read_node(root, plan, task_vars)
+                host_facts.update(read.get("ansible_facts") or {})  # an interpreter discovered on first contact
                 if read.get("failed"):
                     return dict(result, **read)
                 entries.update(read.get("entries") or {})
@@ -69,10 +73,29 @@ class ActionModule(ActionBase):
         else:
             result.update(changed=False, numa_drift=facts)
         if learned != known:
-            result["ansible_facts"] = {LEARNED_FACT: learned}
+            host_facts[LEARNED_FACT] = learned
+        if host_facts:
+            result["ansible_facts"] = dict(result.get("ansible_facts") or {}, **host_facts)
         self._advise_for(result, task_vars.get("inventory_hostname"))
         self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
+
+    def _read_node(self, root: str, plan: List[Dict[str, Any]], task_vars: Dict[str, Any]) -> Dict[str, Any]:
+        """``{"entries": ...}`` (or a failed result) for ``plan``: the reader program on the standard input of the
+        interpreter a module would run under, where Ansible pipelines modules (the same channel, become and environment);
+        else the ``__node_read`` module (its files transferred as any module's)."""
+        arguments = {"root": root, "plan": plan, "follow": _snapshot.FOLLOW}
+        if not self._is_pipelining_enabled("new"):
+            return self._execute_module(module_name=READER, module_args=arguments, task_vars=task_vars)
+        # The interpreter as for a module: ansible_python_interpreter, or discovered (once per host, kept as a fact).
+        built, _path = self._configure_module(module_name=READER, module_args={}, task_vars=task_vars)
+        command = self._connection._shell.build_module_command(self._compute_environment_string(), built.shebang, "").strip()
+        ran = self._low_level_execute_command(command, in_data=_snapshot.reader_program(root, plan))
+        entries, failure = _snapshot.reader_entries(ran.get("rc"), ran.get("stdout", ""), ran.get("stderr", ""))
+        read: Dict[str, Any] = failure or {"entries": entries}
+        if self._discovered_interpreter_key:
+            read["ansible_facts"] = {self._discovered_interpreter_key: self._discovered_interpreter}
+        return read
 
     @staticmethod
     def _advise_for(result: Dict[str, Any], host: Any) -> None:

@@ -10,7 +10,9 @@ module: __node_read
 short_description: Read the files a read plan names on a node, as they are (internal)
 version_added: 0.9.0
 description:
-  - Internal to M(nodeops.numa_drift.numa_drift_facts) (its action plugin sends it); use that module rather than this one.
+  - Internal to M(nodeops.numa_drift.numa_drift_facts); use that module rather than this one. Its action plugin runs this
+    module where Ansible does not pipeline modules; with pipelining it sends the same reader (the collection's
+    C(module_utils/_node/plan_reader.py)) to the node's Python on standard input instead, without the module wrapper.
   - Knows nothing of kubelet. For each rule of O(plan) it resolves a node path under O(root) one component at a time
     (symbolic links as the node resolves them, never above O(root)) and records what each component is, a regular
     file's bytes (at most the rule's limit and one byte more), a directory's entry names, a link's target.
@@ -71,7 +73,7 @@ entries:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader import Reader
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader import read_plan
 
 
 def main():
@@ -83,10 +85,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    reader = Reader(module.params["root"], module.params["follow"])
-    for rule in module.params["plan"]:
-        reader.gather(rule)
-    module.exit_json(changed=False, entries=reader.answer())
+    module.exit_json(changed=False, entries=read_plan(module.params["root"], module.params["plan"], module.params["follow"]))
 
 
 if __name__ == "__main__":

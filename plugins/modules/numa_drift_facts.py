@@ -21,10 +21,12 @@ description:
     OpenShift and Kubespray nodes (the collection's docs/distributions.md).
   - Reads only; never changes anything.
 notes:
-  - The module's action plugin sends the node a small reader (C(__node_read), no part of the engine) that returns the
-    files the probe needs, and assesses them on the controller with the same engine; a path only known once those
-    files are read is read in one more run and remembered in the host's fact C(numa_drift_read_paths). Where the
-    files cannot be copied exactly (an unreadable file, a device), this module itself runs on the node.
+  - The module's action plugin sends the node a small reader (no part of the engine) that returns the files the probe
+    needs, and assesses them on the controller with the same engine. With pipelining the reader goes to the node's
+    Python on standard input as one program (no module wrapper starts on the node); without, it is the internal module
+    C(__node_read). A path only known once those files are read is read in one more run and remembered in the host's
+    fact C(numa_drift_read_paths). Where the files cannot be copied exactly (an unreadable file, a device), this module
+    itself runs on the node.
 author:
   - nodeops.numa_drift contributors (@nodeops)
 extends_documentation_fragment:

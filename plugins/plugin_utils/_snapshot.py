@@ -3,9 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The probe on the controller: a node's files as the read plan found them, assessed by the engine here.
 
-The node runs ``__node_read`` (no engine: it resolves and reads what :data:`READ_PLAN` names and
-records each path as it is). Here the snapshot becomes a directory tree (:func:`materialize`) and
-the unchanged engine probes it as a node mounted at that directory. Every path the engine looks
+The node runs ``_node.plan_reader`` (no engine: it resolves and reads what :data:`READ_PLAN` names and
+records each path as it is): :func:`reader_program` is what its Python reads on standard input where
+Ansible pipelines modules, :func:`reader_entries` what the action plugin makes of its answer. Here the
+snapshot becomes a directory tree (:func:`materialize`) and the unchanged engine probes it as a node
+mounted at that directory. Every path the engine looks
 up, lists or reads is checked against the snapshot (``_common.paths.observe_access``): a path the
 snapshot does not know is a *miss*, and the assessment is not used; the action plugin reads the
 missed paths and assesses again. A snapshot that cannot be reproduced exactly (an unreadable file,
@@ -15,6 +17,7 @@ a device, a socket) is *unsupported*: the action plugin then runs the probe modu
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import posixpath
@@ -22,9 +25,12 @@ import shutil
 import tempfile
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible.module_utils.json_utils import _filter_non_json_lines
+
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import MAX_CHECKPOINT_BYTES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common import paths
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import MAX_TEXT_BYTES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import MAX_READ_BYTES as MAX_SYSFS_BYTES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
@@ -85,6 +91,46 @@ READ_PLAN: List[Dict[str, Any]] = [
     # the checkpoints (memoryManagerStateFileName under each distribution's root dir)
     {"path": "{/var/lib,/var/lib/k0s,/var/snap/microk8s/common/var/lib}/kubelet/memory_manager_state", "limit": LIMIT},
 ]
+
+
+# What the node's Python reads on standard input: the reader's source and the arguments of read_plan travel as one
+# JSON literal, and the working directory leaves sys.path before anything is imported (as in Ansible's own wrapper:
+# a json.py where the command starts is never run).
+_PROGRAM = """import sys
+sys.path = [entry for entry in sys.path if entry not in ("", ".")]
+import json
+source, arguments = json.loads(%r)
+namespace = {"__name__": "plan_reader"}
+exec(compile(source, "plan_reader.py", "exec"), namespace)
+sys.stdout.write(json.dumps({"entries": namespace["read_plan"](**arguments)}))
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def _reader_source() -> str:
+    with open(plan_reader.__file__, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def reader_program(root: str, plan: Sequence[Mapping[str, Any]]) -> bytes:
+    """The node reader as one Python program for the node's interpreter (its standard input), reading ``plan`` under ``root``."""
+    arguments = {"root": root, "plan": list(plan), "follow": FOLLOW}
+    return (_PROGRAM % json.dumps([_reader_source(), arguments])).encode("ascii")
+
+
+def reader_entries(rc: int, stdout: str, stderr: str) -> Tuple[Optional[Dict[str, Any]], Dict[str, Any]]:
+    """``(entries, {})`` from the reader program's run, or ``(None, a failed task result)`` saying what the node said.
+
+    Lines around the JSON object (a login banner, a shell's greeting) are ignored, as Ansible ignores them around a
+    module's result."""
+    try:
+        answer = json.loads(_filter_non_json_lines(stdout, objects_only=True)[0])
+    except ValueError:
+        answer = None
+    if rc == 0 and isinstance(answer, dict) and isinstance(answer.get("entries"), dict):
+        return answer["entries"], {}
+    return None, {"failed": True, "rc": rc, "module_stdout": stdout, "module_stderr": stderr,
+                  "msg": "the node reader failed (rc %s): %s" % (rc, (stderr.strip().splitlines() or ["no output on stderr"])[-1])}
 
 
 class UnsupportedSnapshot(ValueError):

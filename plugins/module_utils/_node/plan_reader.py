@@ -6,7 +6,11 @@
 Knows nothing of kubelet: it resolves node paths under a root one component at a time (symbolic links as
 the node resolves them, never above the root) and records what each component is, a regular file's bytes
 (at most a limit and one byte more), a directory's entry names, a link's target; it follows the paths the
-files it read name when the controller's patterns say so. Used by the ``__node_read`` module.
+files it read name when the controller's patterns say so.
+
+The controller sends this file's text to the node's Python on standard input where Ansible pipelines
+modules (``plugins/plugin_utils/_snapshot.py``: :func:`read_plan` is all it calls), else the
+``__node_read`` module runs it: so it imports the standard library only, and nothing at all of this collection.
 """
 
 from __future__ import annotations
@@ -186,6 +190,14 @@ class Reader(object):
                     if mentioned.startswith("/"):
                         for suffix in suffixes or ("",):
                             self.gather(rule, posixpath.normpath(mentioned + suffix), depth + 1)
+
+
+def read_plan(root, plan, follow=()):
+    """What every rule of ``plan`` names on the node under ``root``, as the entries travel (:meth:`Reader.answer`)."""
+    reader = Reader(root, follow)
+    for rule in plan:
+        reader.gather(rule)
+    return reader.answer()
 
 
 def read_regular(path, size):

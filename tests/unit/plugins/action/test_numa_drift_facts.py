@@ -1,17 +1,23 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The probe's action plugin: one read per host, the paths it learns remembered, the probe module where a snapshot cannot be exact."""
+"""The probe's action plugin: one read per host (the reader program on the interpreter's standard input where Ansible
+pipelines modules, else the ``__node_read`` module), the paths it learns remembered, the probe module where a snapshot
+cannot be exact."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import os
+import subprocess
+import sys
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
 from ansible.errors import AnsibleActionFail
+from ansible.plugins.loader import shell_loader
 
 from ansible_collections.nodeops.numa_drift.plugins.action import numa_drift_facts as action
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
@@ -26,29 +32,47 @@ plan_reader = importlib.import_module("ansible_collections.nodeops.numa_drift.pl
 
 
 class Node(object):
-    """``_execute_module`` against a tree: ``__node_read`` runs in-process, the probe module is recorded."""
+    """The node of one task: ``__node_read`` runs in-process, the reader program in a real interpreter (``/bin/sh -c``
+    with the command the action plugin built, its program on standard input, started in ``cwd``), the probe module is
+    recorded."""
 
-    def __init__(self, root):
+    def __init__(self, root, cwd, interpreter=sys.executable):
         self.root = root
+        self.cwd = cwd
+        self.interpreter = interpreter
         self.runs = []
+        self.commands = []
 
-    def __call__(self, module_name, module_args, task_vars, wrap_async=False):
+    def execute_module(self, module_name, module_args, task_vars, wrap_async=False):
         self.runs.append(module_name)
         if module_name == action.READER:
-            reader = plan_reader.Reader(module_args["root"], module_args["follow"])
-            for rule in module_args["plan"]:
-                reader.gather(rule)
-            return json.loads(json.dumps({"changed": False, "entries": reader.answer()}))
+            entries = plan_reader.read_plan(module_args["root"], module_args["plan"], module_args["follow"])
+            return json.loads(json.dumps({"changed": False, "entries": entries}))
         return {"changed": False, "numa_drift": json.loads(json.dumps(assessment_facts(probe(root=module_args["root"]))))}
 
+    def configure_module(self, module_name, module_args, task_vars):
+        assert module_name == action.READER
+        return SimpleNamespace(module_style="new", shebang="#!" + self.interpreter), "/collection/plugins/modules/__node_read.py"
 
-def run(root, args=None, task_vars=None, async_val=0):
-    task = mock.MagicMock(args=dict(args or {}, root=root), async_val=async_val, check_mode=False, diff=False)
+    def execute_command(self, cmd, sudoable=True, in_data=None):
+        self.runs.append(action.READER)
+        self.commands.append(cmd)
+        ran = subprocess.run(["/bin/sh", "-c", cmd], input=in_data, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+        return {"rc": ran.returncode, "stdout": ran.stdout.decode(), "stderr": ran.stderr.decode()}
+
+
+def run(root, args=None, task_vars=None, async_val=0, pipelining=True, node=None):
+    task = mock.MagicMock(args=dict(args or {}, root=root), async_val=async_val, check_mode=False, diff=False, environment=None)
     connection = mock.MagicMock()
+    connection._shell = shell_loader.get("sh")
     connection._shell.tmpdir = None
     plugin = action.ActionModule(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), mock.MagicMock())
-    node = Node(root)
-    with mock.patch.object(plugin, "_execute_module", side_effect=node):
+    node = node or Node(root, os.path.dirname(root))
+    with mock.patch.object(plugin, "_execute_module", side_effect=node.execute_module), \
+            mock.patch.object(plugin, "_is_pipelining_enabled", return_value=pipelining), \
+            mock.patch.object(plugin, "_configure_module", side_effect=node.configure_module), \
+            mock.patch.object(plugin, "_compute_environment_string", return_value="LANG=C.UTF-8"), \
+            mock.patch.object(plugin, "_low_level_execute_command", side_effect=node.execute_command):
         result = plugin.run(task_vars=dict(task_vars or {}, inventory_hostname="worker-7"))
     return result, node.runs
 
@@ -59,9 +83,10 @@ def drifted(tmp_path, files=None, kubelet_root_dir="/var/lib/kubelet"):
                               kubelet_root_dir=kubelet_root_dir, extra_files=files or {})
 
 
-def test_one_read_and_the_same_facts_as_the_probe_module(tmp_path):
+@pytest.mark.parametrize("pipelining", [True, False], ids=["program on stdin", "module"])
+def test_one_read_and_the_same_facts_as_the_probe_module(tmp_path, pipelining):
     root = drifted(tmp_path)
-    result, runs = run(root)
+    result, runs = run(root, pipelining=pipelining)
     assert runs == [action.READER]
     expected = json.loads(json.dumps(assessment_facts(probe(root=root))))
     expected["advice"] = result["numa_drift"]["advice"]
@@ -69,16 +94,17 @@ def test_one_read_and_the_same_facts_as_the_probe_module(tmp_path):
     assert "ansible_facts" not in result
 
 
-def test_a_path_built_from_a_variable_is_read_once_more_then_remembered(tmp_path):
+@pytest.mark.parametrize("pipelining", [True, False], ids=["program on stdin", "module"])
+def test_a_path_built_from_a_variable_is_read_once_more_then_remembered(tmp_path, pipelining):
     files = {"/etc/systemd/system/kubelet.service": "[Service]\nEnvironment=\"ROOT=/data/kubelet\"\n"
                                                     "ExecStart=/usr/bin/kubelet --config=/var/lib/kubelet/config.yaml --root-dir=${ROOT}\n"}
     root = drifted(tmp_path, files, kubelet_root_dir="/data/kubelet")
-    result, runs = run(root)
+    result, runs = run(root, pipelining=pipelining)
     assert runs == [action.READER, action.READER]
     assert result["numa_drift"]["checkpoint"]["path"] == root + "/data/kubelet/memory_manager_state"
     learned = result["ansible_facts"][action.LEARNED_FACT]
     assert "/data/kubelet/memory_manager_state" in learned
-    again, runs = run(root, task_vars={action.LEARNED_FACT: learned})
+    again, runs = run(root, task_vars={action.LEARNED_FACT: learned}, pipelining=pipelining)
     assert runs == [action.READER] and again["numa_drift"] == result["numa_drift"] and "ansible_facts" not in again
 
 
@@ -104,3 +130,63 @@ def test_an_unknown_option_is_refused_before_anything_is_sent(tmp_path):
 def test_a_background_job_is_refused_as_before(tmp_path):
     with pytest.raises(AnsibleActionFail, match="async"):
         run(drifted(tmp_path), async_val=60)
+
+
+# The controller's Python and, where there is one, the system's (an older one: the program is for nodes' Pythons).
+INTERPRETERS = sorted({sys.executable} | {path for path in ("/usr/bin/python3",) if os.path.exists(path)})
+
+
+@pytest.mark.parametrize("interpreter", INTERPRETERS)
+def test_the_program_runs_under_the_modules_interpreter_and_environment(tmp_path, interpreter):
+    root = drifted(tmp_path)
+    node = Node(root, str(tmp_path), interpreter=interpreter)
+    result, runs = run(root, node=node)
+    expected = json.loads(json.dumps(assessment_facts(probe(root=root))))
+    expected["advice"] = result["numa_drift"]["advice"]
+    assert runs == [action.READER] and result["numa_drift"] == expected
+    assert node.commands == ["LANG=C.UTF-8 %s" % interpreter]
+
+
+def test_the_program_never_imports_from_the_directory_it_starts_in(tmp_path):
+    """A ``json.py`` (or any module) where the command starts, a user's home under become, is never run as the reader."""
+    root = drifted(tmp_path)
+    trap = tmp_path / "home"
+    trap.mkdir()
+    for name in ("json", "re", "os", "base64", "fnmatch", "posixpath", "stat", "errno"):
+        (trap / ("%s.py" % name)).write_text("open(%r, 'w').close()\nraise SystemExit(9)\n" % str(tmp_path / "ran"))
+    result, _runs = run(root, node=Node(root, str(trap)))
+    assert not result.get("failed") and result["numa_drift"]["verdict"] == assessment_facts(probe(root=root))["verdict"]
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_reader_that_fails_on_the_node_fails_the_task_with_what_the_node_said(tmp_path):
+    root = drifted(tmp_path)
+    (tmp_path / "python").write_text("#!/bin/sh\necho 'SyntaxError: invalid syntax' >&2\nexit 1\n")
+    (tmp_path / "python").chmod(0o755)
+    result, runs = run(root, node=Node(root, str(tmp_path), interpreter=str(tmp_path / "python")))
+    assert runs == [action.READER] and result["failed"] is True and result["rc"] == 1
+    assert result["msg"] == "the node reader failed (rc 1): SyntaxError: invalid syntax"
+    assert result["module_stderr"] == "SyntaxError: invalid syntax\n" and "numa_drift" not in result
+
+
+def test_an_interpreter_discovered_on_first_contact_is_kept_as_a_host_fact(tmp_path):
+    root = drifted(tmp_path)
+    node = Node(root, str(tmp_path))
+    plugin_holder = {}
+    configure = node.configure_module
+
+    def discovering(module_name, module_args, task_vars):
+        plugin = plugin_holder["plugin"]
+        plugin._discovered_interpreter_key, plugin._discovered_interpreter = "discovered_interpreter_python", sys.executable
+        return configure(module_name, module_args, task_vars)
+
+    node.configure_module = discovering
+    original_init = action.ActionModule.__init__
+
+    def remembering(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        plugin_holder["plugin"] = self
+
+    with mock.patch.object(action.ActionModule, "__init__", remembering):
+        result, _runs = run(root, node=node)
+    assert result["ansible_facts"] == {"discovered_interpreter_python": sys.executable}

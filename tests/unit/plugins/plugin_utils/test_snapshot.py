@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import os
@@ -166,3 +167,37 @@ def test_nothing_is_written_through_a_nodes_link(tmp_path):
 def test_malformed_base64_is_refused(tmp_path):
     with pytest.raises(_snapshot.UnsupportedSnapshot, match="malformed"):
         _snapshot.materialize(_snapshot.validate({"/etc": ["d", None], "/etc/x": ["b", "***"]}), str(tmp_path))
+
+
+def test_the_reader_program_is_the_readers_own_source_and_the_arguments(tmp_path):
+    program = _snapshot.reader_program("/host", [{"path": "/proc/iomem", "limit": 10}])
+    text = program.decode("ascii")
+    literal = text.split("json.loads(", 1)[1].split(")\n", 1)[0]
+    source, arguments = json.loads(ast.literal_eval(literal))  # the literal the node's Python evaluates
+    with open(plan_reader.__file__, encoding="utf-8") as handle:
+        assert source == handle.read()
+    assert arguments == {"root": "/host", "plan": [{"path": "/proc/iomem", "limit": 10}], "follow": json.loads(json.dumps(_snapshot.FOLLOW))}
+    assert text.index('sys.path = [') < text.index("import json")  # the working directory leaves the path first
+
+
+@pytest.mark.parametrize("stdout", [
+    '{"entries": {"/proc": ["d", null]}}',
+    'Welcome to node-7\n{"entries": {"/proc": ["d", null]}}\n',
+    '{"entries": {"/proc": ["d", null]}}\nlogout\n',
+])
+def test_the_readers_answer_is_found_among_other_lines(stdout):
+    assert _snapshot.reader_entries(0, stdout, "") == ({"/proc": ["d", None]}, {})
+
+
+@pytest.mark.parametrize("rc, stdout, stderr, said", [
+    (1, "", "Traceback (most recent call last):\n  ...\nPermissionError: [Errno 13] denied\n", "PermissionError: [Errno 13] denied"),
+    (127, "", "/bin/sh: 1: /usr/bin/python3: not found\n", "/bin/sh: 1: /usr/bin/python3: not found"),
+    (0, '{"entries": {"/proc": ["d", null]', "", "no output on stderr"),
+    (0, '{"entries": ["not", "a", "mapping"]}', "", "no output on stderr"),
+    (0, "", "", "no output on stderr"),
+])
+def test_a_reader_that_did_not_answer_is_a_failure_with_what_the_node_said(rc, stdout, stderr, said):
+    entries, failure = _snapshot.reader_entries(rc, stdout, stderr)
+    assert entries is None and failure["failed"] is True and failure["rc"] == rc
+    assert failure["msg"] == "the node reader failed (rc %d): %s" % (rc, said)
+    assert failure["module_stdout"] == stdout and failure["module_stderr"] == stderr
