@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -142,3 +143,19 @@ def test_kubelet_kubeconfig_names_the_node_and_the_guest_address(tmp_path):
     assert base64.b64decode(cluster["certificate-authority-data"]) == ca.read_bytes()
     assert cluster["tls-server-name"] == "127.0.0.1"
     assert config["users"] == [{"name": "numa4", "user": {"token": "t4"}}]
+
+
+@pytest.mark.parametrize("serial, said", [
+    ("[    2.1] Kernel panic - not syncing: VFS: Unable to mount root fs\n", "kernel panic during boot"),
+    ("[  242.6] INFO: task kworker/1:1:31 blocked for more than 241 seconds.\n[  242.6] Workqueue: events do_free_init\n",
+     "kernel hung during boot"),
+])
+def test_a_guest_kernel_that_cannot_boot_is_told_apart_from_a_slow_one(tmp_path, monkeypatch, serial, said):
+    """A panic or a hung kernel before SSH raises KernelFailedToBoot at once (boot_one boots once more), not after the
+    10-minute SSH timeout."""
+    log = tmp_path / "serial-2.log"
+    log.write_text("[    0.0] Linux version 6.1.0-50-amd64\n" + serial)
+    monkeypatch.setattr(qemu, "qemu_pid", lambda vm: 4242)
+    monkeypatch.setattr(qemu.subprocess, "run", lambda *args, **kwargs: pytest.fail("SSH tried on a guest that cannot boot"))
+    with pytest.raises(qemu.KernelFailedToBoot, match=said):
+        qemu.wait_for_ssh({"name": "numa-guard"}, str(log), time.time())

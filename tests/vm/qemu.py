@@ -70,6 +70,9 @@ CACHE_ROOT = os.environ.get("NUMA_DRIFT_VM_CACHE") or os.path.join(
 # panic ("IO-APIC + timer doesn't work!"); it is the usual setting for virtual machines.
 BASE_APPEND = "root=/dev/vda rw console=ttyS0 systemd.show_status=false mitigations=off random.trust_cpu=on no_timer_check"
 _PANIC = re.compile(r"Kernel panic|VFS: Unable to mount root|end Kernel panic")
+# The hung-task detector (a task blocked for 120 s and more): under TCG on a starved host a boot can stop for good
+# there (an RCU grace period that never ends while the kernel frees its init memory, 2026-12-05).
+_HUNG = re.compile(r"INFO: task \S+ blocked for more than \d+ seconds")
 
 
 def log(message: str) -> None:
@@ -300,7 +303,9 @@ def wait_for_ssh(vm: dict, serial_log: str, started: float) -> float:
                                % (vm["name"], serial_log, tail(serial_log)))
         text = tail(serial_log, 4000)
         if _PANIC.search(text):
-            raise KernelPanic("%s: kernel panic during boot:\n%s" % (vm["name"], tail(serial_log)))
+            raise KernelFailedToBoot("%s: kernel panic during boot:\n%s" % (vm["name"], tail(serial_log)))
+        if _HUNG.search(text):
+            raise KernelFailedToBoot("%s: kernel hung during boot:\n%s" % (vm["name"], tail(serial_log)))
         try:
             result = subprocess.run(ssh_base(vm, ["-o", "ConnectTimeout=5"]) + ["true"],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30, check=False)
@@ -346,8 +351,8 @@ def kernel_image_node(vm: dict) -> Optional[int]:
     return int(out) if out.isdigit() else None
 
 
-class KernelPanic(RuntimeError):
-    pass
+class KernelFailedToBoot(RuntimeError):
+    """A panic or a hung kernel before SSH: the boot is tried once more."""
 
 
 def start_qemu(vm: dict, serial_log: str) -> float:
@@ -391,13 +396,13 @@ def boot_one(vm_dir: str) -> dict:
             try:
                 record["ssh_seconds"] = round(wait_for_ssh(vm, serial_log, started), 1)
                 break
-            except KernelPanic as panic:
-                # A TCG guest starved of CPU by a busy host can fail early timer checks: boot once more.
+            except KernelFailedToBoot as failure:
+                # A TCG guest starved of CPU by a busy host can fail early timer checks or hang: boot once more.
                 kill_qemu(vm)
-                os.replace(serial_log, serial_log[:-len(".log")] + "-panic.log")
+                os.replace(serial_log, serial_log[:-len(".log")] + "-failed.log")
                 if boot_try == 2:
                     raise
-                log("%s; booting once more" % panic)
+                log("%s; booting once more" % failure)
     record["started_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
     record["numa_memtotal_kb"] = guest_numa(vm)
     record["kernel_image_node"] = kernel_image_node(vm)
