@@ -23,8 +23,9 @@
    workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts (medians
    over rounds); the ratios are probe / noop. The 1,000-host cost is CPU per host x 1,000 spread
    over the machine's cores.
-3. Payload and round trips: each kind once more on one host, as the timed runs ran it, under an
-   interpreter that records every start on the node and what it received (standard input with
+3. Payload and round trips: each kind once more on one host, with the timed runs' connection and
+   pipelining setting, under an interpreter (``ansible_python_interpreter``, set for that run: no
+   discovery) that records every start on the node and what it received (standard input with
    pipelining: ping's AnsiballZ, the probe's reader program; a transferred file without), and the
    files each AnsiballZ zip carries. One start is one module run, so one round trip.
 4. The remediate role on the sandbox fleet (tests/sandbox/fleet.py, mixed scenario): a callback
@@ -326,7 +327,8 @@ def recorded_starts(sent_dir: str) -> List[Dict[str, Any]]:
 
 
 def payloads(directory: str, playbooks: Dict[str, str], inventory: str, collections: str, pipelining: bool) -> Dict[str, Any]:
-    """Run each kind once more on one host, as the timed runs do, under an interpreter that records every start on the node.
+    """Run each kind once more on one host (the timed runs' connection and pipelining), under an interpreter that records
+    every start on the node.
 
     One interpreter start is one module run, so one round trip: the probe starts one. ``bytes`` is what it received (on
     standard input with pipelining, as a transferred file without).

@@ -20,11 +20,14 @@ from typing import Any, Dict, List, Optional
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, remediate_advice
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
+
+display = Display()
 
 MODULE = "nodeops.numa_drift.numa_drift_facts"
 READER = "nodeops.numa_drift.__node_read"
@@ -86,13 +89,18 @@ class ActionModule(ActionBase):
         else the ``__node_read`` module (its files transferred as any module's)."""
         arguments = {"root": root, "plan": plan, "follow": _snapshot.FOLLOW}
         if not self._is_pipelining_enabled("new"):
-            return self._execute_module(module_name=READER, module_args=arguments, task_vars=task_vars)
-        # The interpreter as for a module: ansible_python_interpreter, or discovered (once per host, kept as a fact).
-        built, _path = self._configure_module(module_name=READER, module_args={}, task_vars=task_vars)
-        command = self._connection._shell.build_module_command(self._compute_environment_string(), built.shebang, "").strip()
-        ran = self._low_level_execute_command(command, in_data=_snapshot.reader_program(root, plan))
-        entries, failure = _snapshot.reader_entries(ran.get("rc"), ran.get("stdout", ""), ran.get("stderr", ""))
-        read: Dict[str, Any] = failure or {"entries": entries}
+            read = self._execute_module(module_name=READER, module_args=arguments, task_vars=task_vars)
+            read.pop("ansible_facts", None)  # the discovered interpreter only (below), nothing else the module says
+        else:
+            # The interpreter as for a module: ansible_python_interpreter, or discovered (once per host, kept as a fact).
+            built, _path = self._configure_module(module_name=READER, module_args={}, task_vars=task_vars)
+            command = self._connection._shell.build_module_command(self._compute_environment_string(), built.shebang, "").strip()
+            program = _snapshot.reader_program(root, plan)
+            display.vvv("numa_drift_facts: the node reader, %d bytes on the standard input of %s" % (len(program), command),
+                        host=self._play_context.remote_addr)
+            ran = self._low_level_execute_command(command, sudoable=True, in_data=program)
+            entries, failure = _snapshot.reader_entries(ran.get("rc"), ran.get("stdout", ""), ran.get("stderr", ""))
+            read = failure or {"entries": entries}
         if self._discovered_interpreter_key:
             read["ansible_facts"] = {self._discovered_interpreter_key: self._discovered_interpreter}
         return read

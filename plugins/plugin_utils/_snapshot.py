@@ -129,8 +129,9 @@ def reader_entries(rc: int, stdout: str, stderr: str) -> Tuple[Optional[Dict[str
         answer = None
     if rc == 0 and isinstance(answer, dict) and isinstance(answer.get("entries"), dict):
         return answer["entries"], {}
+    said = stderr.strip().splitlines() or ["its output is not the reader's answer: %r" % stdout.strip()[:200] if stdout.strip() else "no output"]
     return None, {"failed": True, "rc": rc, "module_stdout": stdout, "module_stderr": stderr,
-                  "msg": "the node reader failed (rc %s): %s" % (rc, (stderr.strip().splitlines() or ["no output on stderr"])[-1])}
+                  "msg": "the node reader failed (rc %s): %s" % (rc, said[-1])}
 
 
 class UnsupportedSnapshot(ValueError):

@@ -42,12 +42,14 @@ class Node(object):
         self.interpreter = interpreter
         self.runs = []
         self.commands = []
+        self.sudoable = []
+        self.module_facts = {}
 
     def execute_module(self, module_name, module_args, task_vars, wrap_async=False):
         self.runs.append(module_name)
         if module_name == action.READER:
             entries = plan_reader.read_plan(module_args["root"], module_args["plan"], module_args["follow"])
-            return json.loads(json.dumps({"changed": False, "entries": entries}))
+            return json.loads(json.dumps({"changed": False, "entries": entries, "ansible_facts": self.module_facts}))
         return {"changed": False, "numa_drift": json.loads(json.dumps(assessment_facts(probe(root=module_args["root"]))))}
 
     def configure_module(self, module_name, module_args, task_vars):
@@ -57,6 +59,7 @@ class Node(object):
     def execute_command(self, cmd, sudoable=True, in_data=None):
         self.runs.append(action.READER)
         self.commands.append(cmd)
+        self.sudoable.append(sudoable)
         ran = subprocess.run(["/bin/sh", "-c", cmd], input=in_data, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
         return {"rc": ran.returncode, "stdout": ran.stdout.decode(), "stderr": ran.stderr.decode()}
 
@@ -144,7 +147,7 @@ def test_the_program_runs_under_the_modules_interpreter_and_environment(tmp_path
     expected = json.loads(json.dumps(assessment_facts(probe(root=root))))
     expected["advice"] = result["numa_drift"]["advice"]
     assert runs == [action.READER] and result["numa_drift"] == expected
-    assert node.commands == ["LANG=C.UTF-8 %s" % interpreter]
+    assert node.commands == ["LANG=C.UTF-8 %s" % interpreter] and node.sudoable == [True]  # with the task's become
 
 
 def test_the_program_never_imports_from_the_directory_it_starts_in(tmp_path):
@@ -154,7 +157,9 @@ def test_the_program_never_imports_from_the_directory_it_starts_in(tmp_path):
     trap.mkdir()
     for name in ("json", "re", "os", "base64", "fnmatch", "posixpath", "stat", "errno"):
         (trap / ("%s.py" % name)).write_text("open(%r, 'w').close()\nraise SystemExit(9)\n" % str(tmp_path / "ran"))
-    result, _runs = run(root, node=Node(root, str(trap)))
+    node = Node(root, str(trap))
+    result, _runs = run(root, node=node)
+    assert node.commands, "the program on standard input was not what ran"
     assert not result.get("failed") and result["numa_drift"]["verdict"] == assessment_facts(probe(root=root))["verdict"]
     assert not (tmp_path / "ran").exists()
 
@@ -169,24 +174,22 @@ def test_a_reader_that_fails_on_the_node_fails_the_task_with_what_the_node_said(
     assert result["module_stderr"] == "SyntaxError: invalid syntax\n" and "numa_drift" not in result
 
 
-def test_an_interpreter_discovered_on_first_contact_is_kept_as_a_host_fact(tmp_path):
+@pytest.mark.parametrize("pipelining", [True, False], ids=["program on stdin", "module"])
+def test_an_interpreter_discovered_on_first_contact_is_kept_as_a_host_fact(tmp_path, pipelining):
+    """Only that fact: nothing else a reader's result might carry becomes a host fact."""
     root = drifted(tmp_path)
     node = Node(root, str(tmp_path))
+    node.module_facts = {"discovered_interpreter_python": sys.executable, action.LEARNED_FACT: ["/etc/shadow"]}
     plugin_holder = {}
-    configure = node.configure_module
-
-    def discovering(module_name, module_args, task_vars):
-        plugin = plugin_holder["plugin"]
-        plugin._discovered_interpreter_key, plugin._discovered_interpreter = "discovered_interpreter_python", sys.executable
-        return configure(module_name, module_args, task_vars)
-
-    node.configure_module = discovering
     original_init = action.ActionModule.__init__
 
     def remembering(self, *args, **kwargs):
         original_init(self, *args, **kwargs)
+        # what ActionBase._configure_module does after interpreter discovery (both paths call it)
+        self._discovered_interpreter_key, self._discovered_interpreter = "discovered_interpreter_python", sys.executable
         plugin_holder["plugin"] = self
 
     with mock.patch.object(action.ActionModule, "__init__", remembering):
-        result, _runs = run(root, node=node)
+        result, _runs = run(root, node=node, pipelining=pipelining)
     assert result["ansible_facts"] == {"discovered_interpreter_python": sys.executable}
+    assert bool(node.commands) is pipelining

@@ -192,9 +192,9 @@ def test_the_readers_answer_is_found_among_other_lines(stdout):
 @pytest.mark.parametrize("rc, stdout, stderr, said", [
     (1, "", "Traceback (most recent call last):\n  ...\nPermissionError: [Errno 13] denied\n", "PermissionError: [Errno 13] denied"),
     (127, "", "/bin/sh: 1: /usr/bin/python3: not found\n", "/bin/sh: 1: /usr/bin/python3: not found"),
-    (0, '{"entries": {"/proc": ["d", null]', "", "no output on stderr"),
-    (0, '{"entries": ["not", "a", "mapping"]}', "", "no output on stderr"),
-    (0, "", "", "no output on stderr"),
+    (0, '{"entries": {"/proc": ["d", null]', "", "its output is not the reader's answer: '{\"entries\": {\"/proc\": [\"d\", null]'"),
+    (0, '{"entries": ["not", "a", "mapping"]}', "", "its output is not the reader's answer: '{\"entries\": [\"not\", \"a\", \"mapping\"]}'"),
+    (0, "", "", "no output"),
 ])
 def test_a_reader_that_did_not_answer_is_a_failure_with_what_the_node_said(rc, stdout, stderr, said):
     entries, failure = _snapshot.reader_entries(rc, stdout, stderr)
