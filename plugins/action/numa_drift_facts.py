@@ -87,7 +87,7 @@ class ActionModule(ActionBase):
         """``{"entries": ...}`` (or a failed result) for ``plan``: the reader program on the standard input of the
         interpreter a module would run under, where Ansible pipelines modules (the same channel, become and environment);
         else the ``__node_read`` module (its files transferred as any module's)."""
-        arguments = {"root": root, "plan": plan, "follow": _snapshot.FOLLOW}
+        arguments = _snapshot.reader_arguments(root, plan)
         if not self._is_pipelining_enabled("new"):
             read = self._execute_module(module_name=READER, module_args=arguments, task_vars=task_vars)
             read.pop("ansible_facts", None)  # the discovered interpreter only (below), nothing else the module says
@@ -95,7 +95,7 @@ class ActionModule(ActionBase):
             # The interpreter as for a module: ansible_python_interpreter, or discovered (once per host, kept as a fact).
             built, _path = self._configure_module(module_name=READER, module_args={}, task_vars=task_vars)
             command = self._connection._shell.build_module_command(self._compute_environment_string(), built.shebang, "").strip()
-            program = _snapshot.reader_program(root, plan)
+            program = _snapshot.reader_program(arguments)
             display.vvv("numa_drift_facts: the node reader, %d bytes on the standard input of %s" % (len(program), command),
                         host=self._play_context.remote_addr)
             ran = self._low_level_execute_command(command, sudoable=True, in_data=program)

@@ -112,10 +112,14 @@ def _reader_source() -> str:
         return handle.read()
 
 
-def reader_program(root: str, plan: Sequence[Mapping[str, Any]]) -> bytes:
-    """The node reader as one Python program for the node's interpreter (its standard input), reading ``plan`` under ``root``."""
-    arguments = {"root": root, "plan": list(plan), "follow": FOLLOW}
-    return (_PROGRAM % json.dumps([_reader_source(), arguments])).encode("ascii")
+def reader_arguments(root: str, plan: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+    """The arguments of ``plan_reader.read_plan`` (the ``__node_read`` module's options): ``plan`` under ``root``, with :data:`FOLLOW`."""
+    return {"root": root, "plan": list(plan), "follow": FOLLOW}
+
+
+def reader_program(arguments: Mapping[str, Any]) -> bytes:
+    """The node reader as one Python program for the node's interpreter (its standard input), run with ``arguments``."""
+    return (_PROGRAM % json.dumps([_reader_source(), dict(arguments)])).encode("ascii")
 
 
 def reader_entries(rc: int, stdout: str, stderr: str) -> Tuple[Optional[Dict[str, Any]], Dict[str, Any]]:

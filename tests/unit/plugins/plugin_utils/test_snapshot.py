@@ -170,7 +170,7 @@ def test_malformed_base64_is_refused(tmp_path):
 
 
 def test_the_reader_program_is_the_readers_own_source_and_the_arguments(tmp_path):
-    program = _snapshot.reader_program("/host", [{"path": "/proc/iomem", "limit": 10}])
+    program = _snapshot.reader_program(_snapshot.reader_arguments("/host", [{"path": "/proc/iomem", "limit": 10}]))
     text = program.decode("ascii")
     literal = text.split("json.loads(", 1)[1].split(")\n", 1)[0]
     source, arguments = json.loads(ast.literal_eval(literal))  # the literal the node's Python evaluates
