@@ -26,7 +26,7 @@ import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-p
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_v3  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe  # noqa: E402
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils import scenario  # noqa: E402
+from ansible_collections.nodeops.numa_drift.tests.support import scenario  # noqa: E402
 
 
 def _checkpoint_with(pods: int, numa_nodes: int) -> bytes:

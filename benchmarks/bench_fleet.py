@@ -62,7 +62,7 @@ sys.path.insert(0, CHECKOUT)
 # conftest puts the collection on sys.path.
 import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils import scenario  # noqa: E402
+from ansible_collections.nodeops.numa_drift.tests.support import scenario  # noqa: E402
 
 VENV_BIN = os.path.dirname(sys.executable)
 MODULES = {"noop": "ansible.builtin.ping", "probe": "nodeops.numa_drift.numa_drift_facts"}

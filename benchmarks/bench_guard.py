@@ -25,7 +25,7 @@ import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-p
 
 from ansible_collections.nodeops.numa_drift.plugins.action.__guard_program import build_zipapp  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import program as _guard  # noqa: E402
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils import scenario  # noqa: E402
+from ansible_collections.nodeops.numa_drift.tests.support import scenario  # noqa: E402
 
 NUMA_NODES, PODS = 8, 200
 

@@ -21,7 +21,7 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.integration import awx_job
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import checkpoint_file
 
 REPAIRED = "sbx-node-01"
 

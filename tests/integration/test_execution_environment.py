@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from ansible_collections.nodeops.numa_drift.tests.integration import awx_job
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import checkpoint_file
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILDER = os.path.join(os.path.dirname(sys.executable), "ansible-builder")

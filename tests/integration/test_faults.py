@@ -40,8 +40,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import f
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import history as _history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import VERDICTS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, parsed, read_bytes, run_module
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import checkpoint_file
+from ansible_collections.nodeops.numa_drift.tests.support.module_runner import kaslr_node, parsed, read_bytes, run_module
 
 STATE = "var/lib/nodeops-numa-drift"
 COLLECTIONS_PATH = os.path.dirname(os.path.dirname(os.path.dirname(list(collection.__path__)[0])))

@@ -32,7 +32,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file, tree_snapshot
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import checkpoint_file, tree_snapshot
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.join(CHECKOUT, ".venv", "bin")

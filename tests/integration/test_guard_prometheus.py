@@ -18,7 +18,7 @@ import urllib.request
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import program as _guard
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import GIB, KIB, guaranteed_pods, two_node_boot, write_kubelet_node
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import GIB, KIB, guaranteed_pods, two_node_boot, write_kubelet_node
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RULES_DIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "extensions", "prometheus")

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from ansible_collections.nodeops.numa_drift.tests.integration.test_playbook_fake_nodes import ansible_environment, ansible_playbook
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     checkpoint_file,
     guaranteed_pods,
     tree_snapshot,

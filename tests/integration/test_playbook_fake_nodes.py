@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Tuple
 import yaml
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import ERAS, inspect_checkpoint
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     Boot,
     checkpoint_file,
@@ -31,7 +31,7 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
     tree_snapshot,
     write_kubelet_node,
 )
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import NON_REPAIRABLE, kaslr_node
+from ansible_collections.nodeops.numa_drift.tests.support.module_runner import NON_REPAIRABLE, kaslr_node
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))

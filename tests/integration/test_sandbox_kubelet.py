@@ -34,7 +34,7 @@ from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import (
     start_apiserver,
     wait_for,
 )
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     KIB,
     Boot,

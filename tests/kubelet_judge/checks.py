@@ -19,7 +19,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, matrix
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import REPAIRABLE, Judgement, agrees, describe, judge
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import tree_snapshot
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import tree_snapshot
 
 NOTES_ENV = "NUMA_DRIFT_JUDGE_NOTES"  # a Markdown file each disagreement is appended to (optional)
 

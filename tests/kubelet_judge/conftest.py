@@ -15,7 +15,7 @@ import os
 import pytest
 
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, corpus, kubelet_tables, matrix
-from ansible_collections.nodeops.numa_drift.tests.unit.vectors import load_vectors
+from ansible_collections.nodeops.numa_drift.tests.support.vectors import load_vectors
 
 
 @pytest.fixture(scope="session")

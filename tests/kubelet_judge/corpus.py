@@ -15,12 +15,12 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tup
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_legacy
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import (
     PR_140473_IOMEM,
     build_node_tree,
     iomem_text,
 )
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     HUGEPAGE_1G_KB,
     HUGEPAGE_2M_KB,
@@ -34,7 +34,7 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
     uniform_reserved,
     write_kubelet_node,
 )
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import NON_REPAIRABLE, kaslr_node
+from ansible_collections.nodeops.numa_drift.tests.support.module_runner import NON_REPAIRABLE, kaslr_node
 
 
 class Case(NamedTuple):
@@ -180,7 +180,7 @@ def unit_cases() -> Dict[str, Case]:
 
 def distribution_cases() -> Dict[str, Case]:
     """The distribution corpus (test_distributions.py LAYOUTS): kubelet as each distribution starts it."""
-    from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils._kubelet.test_distributions import LAYOUTS, drifted_node
+    from ansible_collections.nodeops.numa_drift.tests.support.distributions import LAYOUTS, drifted_node
 
     def case(name: str) -> Case:
         files, _distribution, _service, root_dir = LAYOUTS[name]

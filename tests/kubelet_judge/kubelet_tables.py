@@ -67,7 +67,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_legacy, marshal_v3
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, MemoryTable, NodeState
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import OMIT, build_node_tree
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import OMIT, build_node_tree
 
 MB = 1024 * 1024  # the Go tests' "mb" and "gb" are binary units
 GB = 1024 * MB

@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import corpus
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.checks import judge_tree
-from ansible_collections.nodeops.numa_drift.tests.unit.vectors import load_vectors
+from ansible_collections.nodeops.numa_drift.tests.support.vectors import load_vectors
 
 
 UNIT_CASES = corpus.unit_cases()

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.checks import judge_tree
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     HUGEPAGE_1G_KB,
     HUGEPAGE_2M_KB,

@@ -30,7 +30,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair i
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.checks import judge_tree, written_state
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import judge
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     HUGEPAGE_1G_KB,
     HUGEPAGE_2M_KB,

@@ -15,7 +15,7 @@ Usage::
 ``up`` writes, under DIR:
 
 * ``nodes/<name>/root/``: the node tree (sysfs, /proc/iomem, kubelet config and checkpoint) of a
-  node after a reboot, from ``tests/unit/plugins/module_utils/scenario.py``;
+  node after a reboot, from ``tests/support/scenario.py``;
 * ``nodes/<name>/service.json``: the kubelet stand-in's service; ``supervisor.json``, ``kubelet.log``
   and ``supervisor.log`` appear once it runs;
 * distribution-shaped nodes (``distros.py``: k3s, k0s, MicroK8s) have that distribution's files in
@@ -68,8 +68,8 @@ else:  # run as a script: this directory is on sys.path; kubelet_standin puts th
     import nodectl  # type: ignore[no-redef]
     import supervisor  # type: ignore[no-redef]
 
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import OMIT, default_memory_blocks  # noqa: E402
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (  # noqa: E402
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import OMIT, default_memory_blocks  # noqa: E402
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (  # noqa: E402
     GIB,
     HUGEPAGE_1G_KB,
     HUGEPAGE_2M_KB,

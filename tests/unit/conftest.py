@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.nodeops.numa_drift.tests.unit import snapshot_parity
-from ansible_collections.nodeops.numa_drift.tests.unit.vectors import VECTORS_FILE, load_vectors
+from ansible_collections.nodeops.numa_drift.tests.support.vectors import VECTORS_FILE, load_vectors
 
 
 def pytest_sessionstart(session):

@@ -3,7 +3,7 @@
 """The fast tier: the guest image's root directory booted with real systemd in systemd-nspawn.
 
 A container boots in about a second and runs Ansible about 7x faster than a TCG guest, but it sees
-the host's kernel: its NUMA layout is a fake node tree (tests/unit/plugins/module_utils/nodetree.py)
+the host's kernel: its NUMA layout is a fake node tree (tests/support/nodetree.py)
 bind-mounted over /sys/devices/system/node (memory blocks from 0 up, node after node; the kernel
 image and the memory block size are the host's, from /proc/iomem and /sys/devices/system/memory).
 A "reboot into another layout" rewrites that tree in place (kubelet sees it at its next start).
@@ -52,7 +52,7 @@ def log(message: str) -> None:
 
 
 def nodetree():
-    """tests/unit/plugins/module_utils/nodetree.py, importable as part of the collection."""
+    """tests/support/nodetree.py, importable as part of the collection."""
     base = os.path.join(os.environ.get("TMPDIR", "/tmp"), "nodeops-numa-drift-nspawn-collection")
     link = os.path.join(base, "ansible_collections", "nodeops", "numa_drift")
     if os.path.realpath(link) != CHECKOUT:
@@ -62,7 +62,7 @@ def nodetree():
         os.symlink(CHECKOUT, link)
     if base not in sys.path:
         sys.path.insert(0, base)
-    from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils import nodetree as module  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodeops.numa_drift.tests.support import nodetree as module  # pylint: disable=import-outside-toplevel
     return module
 
 

@@ -15,7 +15,7 @@ import zipfile
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.action import __guard_program as guard_program
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     checkpoint_file,
     guaranteed_pods,
     two_node_boot,

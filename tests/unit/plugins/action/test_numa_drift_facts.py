@@ -22,7 +22,7 @@ from ansible.plugins.loader import shell_loader
 from ansible_collections.nodeops.numa_drift.plugins.action import numa_drift_facts as action
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     guaranteed_pods,
     two_node_boot,
     write_kubelet_node,

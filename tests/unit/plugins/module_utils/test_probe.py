@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import NotRegularFileError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import checkpoint_path, probe, read_checkpoint
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     checkpoint_file,
     guaranteed_pods,
     tree_snapshot,

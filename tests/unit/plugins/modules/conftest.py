@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import run_module
+from ansible_collections.nodeops.numa_drift.tests.support.module_runner import run_module
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import tree_snapshot
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import _kubelet_file, kaslr_node, run_module
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import tree_snapshot
+from ansible_collections.nodeops.numa_drift.tests.support.module_runner import _kubelet_file, kaslr_node, run_module
 
 HUGE = "9" * 5000  # beyond Python's int-str conversion limit (4,300 digits)
 NODE0 = "sys/devices/system/node/node0"

@@ -18,12 +18,12 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import p
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import states as _states
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import ERAS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     checkpoint_file,
     tree_snapshot,
     write_kubelet_node,
 )
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import (
+from ansible_collections.nodeops.numa_drift.tests.support.module_runner import (
     KASLR_KB,
     NON_REPAIRABLE,
     UNREADABLE_CHECKPOINTS,

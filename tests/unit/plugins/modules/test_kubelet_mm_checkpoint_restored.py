@@ -13,8 +13,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import f
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import procedure as _procedure
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import sideline as _sideline
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import checkpoint_file, tree_snapshot
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import kaslr_node, read_bytes
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import checkpoint_file, tree_snapshot
+from ansible_collections.nodeops.numa_drift.tests.support.module_runner import kaslr_node, read_bytes
 
 BACKUPS = "var/lib/nodeops-numa-drift/backups"
 

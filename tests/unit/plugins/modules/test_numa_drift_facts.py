@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import ERAS
 from ansible_collections.nodeops.numa_drift.plugins.modules import numa_drift_facts
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     MIB,
     checkpoint_file,
@@ -20,7 +20,7 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
     two_node_boot,
     write_kubelet_node,
 )
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import (
+from ansible_collections.nodeops.numa_drift.tests.support.module_runner import (
     DEFAULT_AUTO_BOUND,
     KASLR_KB,
     NON_REPAIRABLE,

@@ -12,7 +12,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, PodEntry
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, pinned_pods
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate, _report
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import GIB, two_node_boot, write_kubelet_node
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import GIB, two_node_boot, write_kubelet_node
 
 MIB = 1 << 20
 

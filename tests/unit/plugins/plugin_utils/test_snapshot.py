@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common import paths
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     guaranteed_pods,
     two_node_boot,
     write_kubelet_node,

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
-from ansible_collections.nodeops.numa_drift.tests.unit.vectors import VECTOR_ERAS
+from ansible_collections.nodeops.numa_drift.tests.support.vectors import VECTOR_ERAS
 
 
 def test_every_vector_reproduces_every_era(vectors, checkpoint_report):

@@ -26,7 +26,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths i
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import walk_config_dir
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import NodeReadError, read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     KIB,
     MIB,
     checkpoint_file,

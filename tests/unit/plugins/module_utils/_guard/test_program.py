@@ -18,7 +18,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import program as _guard
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import lock as _lock
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     KIB,
     GIB,
     checkpoint_file,
@@ -27,7 +27,7 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
     two_node_boot,
     write_kubelet_node,
 )
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import run_module
+from ansible_collections.nodeops.numa_drift.tests.support.module_runner import run_module
 
 KASLR_KB = 45260
 STATE = "var/lib/nodeops-numa-drift"

@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import go_ext, load_kubelet_settings, walk_config_dir
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import MemoryReservation
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import build_node_tree
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import build_node_tree
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB

@@ -19,8 +19,18 @@ import pytest
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import discover_kubelet
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import load_service
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import OMIT
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.distributions import (  # noqa: F401  pylint: disable=unused-import
+    KIND,
+    LAYOUTS,
+    RESERVED,
+    STATIC,
+    STATIC_DROPIN,
+    document,
+    drifted_node,
+    k3s_files,
+)
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import OMIT  # noqa: F401  pylint: disable=unused-import
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (  # noqa: F401  pylint: disable=unused-import
     GIB,
     KIB,
     MIB,
@@ -29,142 +39,6 @@ from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scen
     uniform_reserved,
     write_kubelet_node,
 )
-
-RESERVED = uniform_reserved([0, 1])
-STATIC = kubelet_config(RESERVED)  # memoryManagerPolicy Static, reservedMemory, systemReserved
-# Without a --config file kubelet has no default evictionHard (loadConfigFile sets it): Node Allocatable
-# is systemReserved alone, so the drop-ins of k3s and RKE2 reserve the whole 2Gi there.
-STATIC_DROPIN = {**STATIC, "systemReserved": {"memory": "2Gi"}}
-KIND = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
-
-
-def document(**fields):
-    return json.dumps(dict(KIND, **fields)) + "\n"
-
-
-def drifted_node(tmp_path, files, kubelet_root_dir="/var/lib/kubelet"):
-    recorded = two_node_boot()
-    current = recorded.moved(node0=-40 * MIB // KIB, node1=40 * MIB // KIB)
-    return write_kubelet_node(
-        str(tmp_path), recorded, current, config=OMIT, kubelet_root_dir=kubelet_root_dir, extra_files=files
-    )
-
-
-def k3s_files():
-    return {
-        "/etc/systemd/system/k3s-agent.service": "[Service]\nExecStart=/usr/local/bin/k3s \\\n    agent \\\n",
-        "/etc/rancher/k3s/config.yaml": 'server: https://10.0.0.1:6443\nkubelet-arg:\n  - "read-only-port=0"\n',
-        "/etc/rancher/k3s/config.yaml.d/50-numa.yaml": 'kubelet-arg+:\n  - "config=/etc/rancher/k3s/kubelet-numa.yaml"\n',
-        "/etc/rancher/k3s/kubelet-numa.yaml": document(**STATIC_DROPIN),
-        "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/00-k3s-defaults.conf": document(
-            evictionHard={"imagefs.available": "5%", "nodefs.available": "5%"}, cgroupDriver="systemd"
-        ),
-    }
-
-
-LAYOUTS = {
-    "k3s": (k3s_files(), "k3s", "k3s-agent", "/var/lib/kubelet"),
-    "rke2": (
-        {
-            "/usr/local/lib/systemd/system/rke2-agent.service": "[Service]\nExecStart=/usr/local/bin/rke2 agent\n",
-            "/var/lib/rancher/rke2/agent/etc/kubelet.conf.d/00-rke2-defaults.conf": document(cgroupDriver="systemd"),
-            "/var/lib/rancher/rke2/agent/etc/kubelet.conf.d/50-numa.conf": document(**STATIC_DROPIN),
-        },
-        "rke2", "rke2-agent", "/var/lib/kubelet",
-    ),
-    "k0s": (
-        {
-            "/etc/systemd/system/k0sworker.service": '[Service]\nExecStart=/usr/local/bin/k0s worker --token-file=/etc/k0s/token '
-            '"--kubelet-extra-args=--node-ip=10.0.0.5 --v=2"\n',
-            "/var/lib/k0s/kubelet-config.yaml": document(**STATIC),
-        },
-        "k0s", "k0sworker", "/var/lib/k0s/kubelet",
-    ),
-    "microk8s": (
-        {
-            "/var/snap/microk8s/current/args/kubelet": "--kubeconfig=${SNAP_DATA}/credentials/kubelet.config\n"
-            "--root-dir=${SNAP_COMMON}/var/lib/kubelet\n"
-            '--eviction-hard="memory.available<100Mi,nodefs.available<1Gi,imagefs.available<1Gi"\n'
-            "# memory manager\n--memory-manager-policy=Static\n--reserved-memory '0:memory=1Gi;1:memory=1Gi'\n"
-            "--system-reserved=memory=1948Mi\n",
-        },
-        "microk8s", "snap.microk8s.daemon-kubelite", "/var/snap/microk8s/common/var/lib/kubelet",
-    ),
-    "eks-al2023": (
-        {
-            "/etc/systemd/system/kubelet.service": "[Service]\nEnvironmentFile=/etc/eks/kubelet/environment\n"
-            "ExecStart=/usr/bin/kubelet $NODEADM_KUBELET_ARGS\n",
-            "/etc/eks/kubelet/environment": "NODEADM_KUBELET_ARGS=--node-ip=10.0.0.5 --config=/etc/kubernetes/kubelet/config.json "
-            "--config-dir=/etc/kubernetes/kubelet/config.json.d --cloud-provider=external\nKUBELET_CONFIG_DROPIN_DIR_ALPHA=on\n",
-            "/etc/kubernetes/kubelet/config.json": document(
-                evictionHard={"memory.available": "100Mi", "nodefs.available": "10%"}, kubeReserved={"memory": "893Mi"}
-            ),
-            "/etc/kubernetes/kubelet/config.json.d/40-nodeadm.conf": document(kubeReserved={"memory": "0"}, **STATIC),
-        },
-        "eks-al2023", "kubelet", "/var/lib/kubelet",
-    ),
-    "eks-al2": (
-        {
-            # amazon-eks-ami templates/al2/runtime/kubelet.service: space-separated values, then the drop-ins' variables.
-            "/etc/systemd/system/kubelet.service": "[Unit]\nDescription=Kubernetes Kubelet\n[Service]\n"
-            "ExecStartPre=/sbin/iptables -P FORWARD ACCEPT -w 5\n"
-            "ExecStart=/usr/bin/kubelet --config /etc/kubernetes/kubelet/kubelet-config.json --kubeconfig /var/lib/kubelet/kubeconfig \\\n"
-            "    --container-runtime-endpoint unix:///run/containerd/containerd.sock $KUBELET_ARGS $KUBELET_EXTRA_ARGS\nRestart=always\n",
-            # bootstrap.sh writes both drop-ins; --kubelet-extra-args lands in KUBELET_EXTRA_ARGS.
-            "/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf": "[Service]\n"
-            "Environment='KUBELET_ARGS=--node-ip=10.0.0.5 "
-            "--v=2 --hostname-override=ip-10-0-0-5.ec2.internal --cloud-provider=external'\n",
-            "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf": "[Service]\n"
-            "Environment='KUBELET_EXTRA_ARGS=--memory-manager-policy=Static --reserved-memory 0:memory=1Gi;1:memory=1Gi "
-            "--kube-reserved memory=893Mi --system-reserved memory=1055Mi'\n",
-            "/etc/kubernetes/kubelet/kubelet-config.json": document(
-                evictionHard={"memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%"},
-                kubeReserved={"cpu": "70m", "ephemeral-storage": "1Gi", "memory": "442Mi"},
-                cgroupDriver="systemd",
-            ),
-        },
-        "eks-al2", "kubelet", "/var/lib/kubelet",
-    ),
-    "openshift": (
-        {
-            "/etc/systemd/system/kubelet.service": "[Service]\nEnvironmentFile=/etc/node-sizing.env\n"
-            'Environment="KUBELET_LOG_LEVEL=2"\n'
-            "EnvironmentFile=-/etc/kubernetes/kubelet-env\n"
-            "ExecStart=/usr/local/bin/kubenswrapper /usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf \\\n"
-            "      --system-reserved=cpu=${SYSTEM_RESERVED_CPU},memory=${SYSTEM_RESERVED_MEMORY} --v=${KUBELET_LOG_LEVEL}\n",
-            "/etc/node-sizing.env": "SYSTEM_RESERVED_MEMORY=1948Mi\nSYSTEM_RESERVED_CPU=500m\n",
-            # kubelet.conf's own systemReserved is wrong on purpose: the flag wins.
-            "/etc/kubernetes/kubelet.conf": document(**{**STATIC, "systemReserved": {"memory": "9Gi"}}),
-        },
-        "openshift", "kubelet", "/var/lib/kubelet",
-    ),
-    "kubespray": (
-        {
-            "/etc/systemd/system/kubelet.service": "[Service]\nEnvironmentFile=-/etc/kubernetes/kubelet.env\n"
-            "ExecStart=/usr/local/bin/kubelet $KUBE_LOG_LEVEL $KUBELET_ARGS $KUBELET_CLOUDPROVIDER\n",
-            "/etc/kubernetes/kubelet.env": 'KUBE_LOG_LEVEL="--v=2"\nKUBELET_ARGS="--bootstrap-kubeconfig=/etc/kubernetes/bootstrap.conf \\\n'
-            '--config=/etc/kubernetes/kubelet-config.yaml \\\n--kubeconfig=/etc/kubernetes/kubelet.conf"\n',
-            "/etc/kubernetes/kubelet-config.yaml": document(**STATIC),
-        },
-        "kubespray", "kubelet", "/var/lib/kubelet",
-    ),
-    "kubeadm-config-dir": (
-        {
-            "/usr/lib/systemd/system/kubelet.service": "[Service]\nExecStart=/usr/bin/kubelet\n",
-            "/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": "[Service]\n"
-            'Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"\n'
-            "EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env\nEnvironmentFile=-/etc/default/kubelet\n"
-            "ExecStart=\nExecStart=/usr/bin/kubelet $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS\n",
-            "/etc/default/kubelet": "KUBELET_EXTRA_ARGS=--config-dir=/etc/kubernetes/kubelet.conf.d\n",
-            "/var/lib/kubelet/config.yaml": document(memoryManagerPolicy="None", reservedMemory=[{"numaNode": 0, "limits": {"memory": "9Gi"}}]),
-            "/etc/kubernetes/kubelet.conf.d/100-a.conf": document(reservedMemory=[{"numaNode": 0, "limits": {"memory": "5Gi"}}]),
-            "/etc/kubernetes/kubelet.conf.d/20-b.conf": document(**STATIC),  # lexical: after 100-a, its list wins
-            "/etc/kubernetes/kubelet.conf.d/20-b.conf.bak": document(memoryManagerPolicy="None"),
-            "/etc/kubernetes/kubelet.conf.d/README": "not a drop-in\n",
-        },
-        "kubeadm", "kubelet", "/var/lib/kubelet",
-    ),
-}
 
 
 @pytest.mark.parametrize("name", sorted(LAYOUTS))

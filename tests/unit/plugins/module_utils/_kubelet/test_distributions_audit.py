@@ -18,8 +18,8 @@ import os
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import GIB, MIB, tree_snapshot
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils._kubelet.test_distributions import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import GIB, MIB, tree_snapshot
+from ansible_collections.nodeops.numa_drift.tests.support.distributions import (
     STATIC,
     STATIC_DROPIN,
     document,

@@ -15,7 +15,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags 
     parse_key_value_flag,
     parse_kubelet_flags,
 )
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import build_node_tree
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import build_node_tree
 
 
 def test_key_value_flag():

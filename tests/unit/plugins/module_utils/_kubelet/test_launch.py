@@ -16,7 +16,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.launch
     _service_sources,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import load_service
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import build_node_tree
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import build_node_tree
 
 RKE2_UNITS = ("rke2-agent", "rke2-server")  # the order of the RKE2 profile: the agent first
 UNIT = "[Service]\nExecStart=/usr/local/bin/rke2 %s\n"

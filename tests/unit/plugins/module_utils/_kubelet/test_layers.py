@@ -21,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.layers
     merge_dropin,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletFlags
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import build_node_tree
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import build_node_tree
 from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils._kubelet.test_config import G19_CONFIG, GiB, settings_for
 
 CONFIG = "/var/lib/kubelet/config.yaml"

@@ -19,7 +19,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappe
     _rancher_documents,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappers import RANCHER_EVICTION_HARD
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import build_node_tree
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import build_node_tree
 
 MICROK8S_ARGS = "/var/snap/microk8s/current/args/kubelet"
 K3S_MANAGED = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d"

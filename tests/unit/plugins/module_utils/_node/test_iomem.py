@@ -17,7 +17,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem imp
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import KernelImage
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import read_node_facts
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import (
     DEFAULT_BLOCK_SIZE,
     OMIT,
     PR_140473_IOMEM,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.parsers import parse_block_size, parse_meminfo_total, parse_node_list
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import node_list_text
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import node_list_text
 
 try:
     from hypothesis import given, strategies as st

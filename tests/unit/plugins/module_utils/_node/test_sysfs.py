@@ -10,7 +10,7 @@ import os
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import NodeReadError, read_node_facts
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import OMIT, build_node_tree
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import OMIT, build_node_tree
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB

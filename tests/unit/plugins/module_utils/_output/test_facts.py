@@ -9,7 +9,7 @@ import json
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.modules.utils import DEFAULT_AUTO_BOUND, KASLR_KB, kaslr_node
+from ansible_collections.nodeops.numa_drift.tests.support.module_runner import DEFAULT_AUTO_BOUND, KASLR_KB, kaslr_node
 
 
 def test_the_view_of_a_drifted_node(tmp_path):

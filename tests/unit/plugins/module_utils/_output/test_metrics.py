@@ -11,7 +11,7 @@ import stat
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output import metrics
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import VERDICTS
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import KIB, MIB, guaranteed_pods, two_node_boot, write_kubelet_node
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import KIB, MIB, guaranteed_pods, two_node_boot, write_kubelet_node
 
 
 def test_metrics_of_a_drifted_node(tmp_path):

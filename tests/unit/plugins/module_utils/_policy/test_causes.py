@@ -27,7 +27,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.causes 
     _state_causes,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import StateDifference, expected_machine_state
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     KIB,
     MIB,

@@ -19,12 +19,12 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, parse_quantity
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import (
     PR_140473_IOMEM,
     build_node_tree,
     iomem_text,
 )
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     HUGEPAGE_1G_KB,
     HUGEPAGE_2M_KB,

@@ -17,7 +17,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import p
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import TEMP_MARK
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import history_path, new_entry, pending_entry, write_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import lock_path, node_lock
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     KIB,
     MIB,
     checkpoint_file,

@@ -17,7 +17,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import s
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import write_backup
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import history_path
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import RepairError, default_backup_dir
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     KIB,
     MIB,

@@ -21,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.mar
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CHECKPOINT_FILE_NAME, CheckpointFields, Entries
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import NodeMemory, expected_machine_state
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import hugepage_resource_name
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import (
     OMIT,
     build_node_tree,
     iomem_text,

@@ -9,7 +9,7 @@ text or left out with ``OMIT``.
 
 Usage::
 
-    from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import (
+    from ansible_collections.nodeops.numa_drift.tests.support.nodetree import (
         OMIT, build_node_tree, iomem_text,
     )
 

@@ -24,8 +24,8 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import CheckpointReport, inspect_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import CHECKPOINT_FILE_NAME
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.nodetree import iomem_text
-from ansible_collections.nodeops.numa_drift.tests.unit.plugins.module_utils.scenario import (
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import iomem_text
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     Boot,
     guaranteed_pods,
