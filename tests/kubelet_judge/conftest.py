@@ -14,7 +14,8 @@ import os
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, corpus, kubelet_tables, matrix
+from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, kubelet_tables, matrix
+from ansible_collections.nodeops.numa_drift.tests.support import corpus
 from ansible_collections.nodeops.numa_drift.tests.support.vectors import load_vectors
 
 

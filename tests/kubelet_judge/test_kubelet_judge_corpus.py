@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import corpus
+from ansible_collections.nodeops.numa_drift.tests.support import corpus
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.checks import judge_tree
 from ansible_collections.nodeops.numa_drift.tests.support.vectors import load_vectors
 

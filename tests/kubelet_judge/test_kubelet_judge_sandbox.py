@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
-from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import corpus
+from ansible_collections.nodeops.numa_drift.tests.support import corpus
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.checks import judge_tree
 from ansible_collections.nodeops.numa_drift.tests.sandbox import fleet
 

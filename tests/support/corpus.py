@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Node trees for the kubelet judge: the unit tests' recipes, kubelet's checkpoint vectors in a tree.
+"""Node trees for the kubelet judge and the parity test: the unit tests' recipes, kubelet's checkpoint vectors in a tree.
 
 Each case builds one node tree (``build(root) -> root``) and names the ``drift_bound`` the probe
 runs with; the verdict is never written here: the probe computes it and kubelet's own code judges it.
