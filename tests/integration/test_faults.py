@@ -50,6 +50,8 @@ DRIVER = (
     "import importlib, json, sys\n"
     "from ansible.module_utils.testing import patch_module_args\n"
     "module = importlib.import_module('ansible_collections.nodeops.numa_drift.plugins.modules.' + sys.argv[1])\n"
+    "if len(sys.argv) > 3:  # --start-together: imports done, say so and wait for the word\n"
+    "    sys.stderr.write('ready\\n'); sys.stderr.flush(); sys.stdin.read(1)\n"
     "with patch_module_args(json.loads(sys.argv[2])):\n"
     "    module.main()\n"
 )
@@ -325,21 +327,34 @@ def test_two_concurrent_repairs_exactly_one_changes(drifted, tmp_path, attempt):
 GUARD = (
     "import sys\n"
     "from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard.program import main\n"
+    "sys.stderr.write('ready\\n'); sys.stderr.flush(); sys.stdin.read(1)  # imports done: say so, wait for the word\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 RACES = 50
 
 
 def _start(kind, root):
-    """One writer as its own process: the repair module, or the boot guard as kubelet's ExecStartPre runs it."""
+    """One writer as its own process: the repair module, or the boot guard as kubelet's ExecStartPre runs it. Each
+    imports what it runs, then waits for a word on its standard input (:func:`_go`), so a race starts when both are
+    ready, whichever of them imports more (the module imports Ansible's module code, the guard does not)."""
     env = dict(os.environ, PYTHONPATH=COLLECTIONS_PATH)
     if kind == "module":
-        command = [sys.executable, "-c", DRIVER, "kubelet_mm_checkpoint", json.dumps({"root": root, "repaired_by": "module"})]
+        command = [sys.executable, "-c", DRIVER, "kubelet_mm_checkpoint", json.dumps({"root": root, "repaired_by": "module"}),
+                   "--start-together"]
     else:
         # A time limit far above the guard's 20 s default: on a loaded test machine the default can pass
         # before the probe ends, and then the guard (rightly) gives up, touching nothing, with no decision.
         command = [sys.executable, "-c", GUARD, "--root", root, "--time-limit", "300"]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+
+def _go(processes):
+    """Let the writers go at once, once each has imported what it runs (it says ``ready``, then reads one byte)."""
+    for process in processes:
+        assert process.stderr.readline() == b"ready\n", process.args[:3]
+    for process in processes:
+        process.stdin.write(b"g")
+        process.stdin.flush()
 
 
 def _outcome(kind, process, root):
@@ -364,6 +379,7 @@ def _race(drifted, tmp_path, kinds, index):
     root = copy_of(drifted, tmp_path, "race-%d" % index)
     path = checkpoint_file(root)
     processes = [_start(kind, root) for kind in kinds]
+    _go(processes)  # the race is the probe and the lock, not Python's start-up
     while any(process.poll() is None for process in processes):
         assert read_bytes(path) in (original, repaired), "race %d: a reader saw a partial checkpoint" % index
     outcomes = [_outcome(kind, process, root) for kind, process in zip(kinds, processes)]
