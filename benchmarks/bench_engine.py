@@ -23,6 +23,7 @@ sys.path.insert(0, CHECKOUT)
 # conftest puts the collection on sys.path.
 import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_v3  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe  # noqa: E402
@@ -63,7 +64,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as root:
         before = scenario.two_node_boot()
         scenario.write_kubelet_node(root, before, before.moved(node0=-45260, node1=45260), pods=scenario.guaranteed_pods(110, (0,)))
-        results["probe of a 2-NUMA node, 110 pods, drift_within_bound"] = _timed(lambda: _probe.probe(root=root), 20)
+        results["probe of a 2-NUMA node, 110 pods, drift_within_bound"] = _timed(lambda: _probe.probe(HostFiles(root)), 20)
     os.makedirs(os.path.join(CHECKOUT, "benchmarks", "output"), exist_ok=True)
     with open(os.path.join(CHECKOUT, "benchmarks", "output", "engine.json"), "w", encoding="utf-8") as handle:
         json.dump(results, handle, indent=2)

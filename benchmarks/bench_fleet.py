@@ -17,8 +17,7 @@
    written; one untimed run writes it) and the same as the first run after installing or upgrading
    the collection (``probe_cold``: a copy of the collection without ``__pycache__`` and
    ``PYTHONDONTWRITEBYTECODE=1`` for the whole run, controller and node, so the controller compiles
-   the action plugin and the engine in every run, and the node's bytecode cache off, which the
-   probe's fallback to the probe module would use); the order rotates between rounds. Wall time
+   the action plugin and the engine in every run); the order rotates between rounds. Wall time
    comes from the clock, CPU time (user + sys of ansible-playbook and every process it waited for:
    workers, module processes) from ``os.wait4``. Per-host figures are run totals / hosts (medians
    over rounds); the ratios are probe / noop. The 1,000-host cost is CPU per host x 1,000 spread
@@ -67,11 +66,10 @@ from ansible_collections.nodeops.numa_drift.tests.support import scenario  # noq
 VENV_BIN = os.path.dirname(sys.executable)
 MODULES = {"noop": "ansible.builtin.ping", "probe": "nodeops.numa_drift.numa_drift_facts"}
 # The probe twice: warm (the controller's bytecode written by an untimed run) and cold (the collection as just installed:
-# a copy without __pycache__, PYTHONDONTWRITEBYTECODE=1 and the node's bytecode cache off for the whole run).
+# a copy without __pycache__ and PYTHONDONTWRITEBYTECODE=1 for the whole run).
 KINDS = ("noop", "probe", "probe_cold")
 PLAYBOOK_OF = {"noop": "noop", "probe": "probe", "probe_cold": "probe"}
 RATIO_OF = {"probe": "ratio", "probe_cold": "ratio_cold"}
-CACHE_VARIABLE = "NODEOPS_NUMA_DRIFT_BYTECODE_CACHE"
 KASLR_KB = 45260
 FLEET_HOSTS = 1000
 
@@ -187,7 +185,6 @@ def ansible_env(directory: str, collections: str, forks: int, pipelining: bool, 
         ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal",
         PATH=VENV_BIN + os.pathsep + env.get("PATH", ""),
     )
-    env[CACHE_VARIABLE] = os.path.join(directory, "node-bytecode-cache")
     env.update(extra)
     return env
 
@@ -212,8 +209,7 @@ def kind_env(env: Dict[str, str], kind: str) -> Dict[str, str]:
     """The environment of one kind of run: ``probe_cold`` finds none of the collection's bytecode and writes none."""
     if kind != "probe_cold":
         return env
-    return dict(env, PYTHONDONTWRITEBYTECODE="1", ANSIBLE_COLLECTIONS_PATH=uncompiled_collection(os.path.dirname(env["ANSIBLE_HOME"])),
-                **{CACHE_VARIABLE: "off"})
+    return dict(env, PYTHONDONTWRITEBYTECODE="1", ANSIBLE_COLLECTIONS_PATH=uncompiled_collection(os.path.dirname(env["ANSIBLE_HOME"])))
 
 
 def uncompiled_collection(directory: str) -> str:

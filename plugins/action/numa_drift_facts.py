@@ -3,103 +3,179 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin for nodeops.numa_drift.numa_drift_facts: the node reads, the controller assesses.
 
-One read per host (no engine on the node: ``_node.plan_reader`` reads what ``_snapshot.READ_PLAN`` names
-and follows the paths those files name). Where Ansible pipelines modules, the reader goes to the node's Python
-on standard input as one small program (no AnsiballZ wrapper, so not even Ansible's module code starts there);
-elsewhere the ``__node_read`` module runs it. The engine assesses that snapshot here
-(plugin_utils/_snapshot.py). A path the snapshot lacked (one built from a variable, say) is read in one
-more run and remembered in the host's facts (``numa_drift_read_paths``), so the next run reads it at
-once. A snapshot that cannot be reproduced exactly (an unreadable file, a device) or that the engine
-cannot read (no NUMA sysfs) runs the probe module itself on the node, whose answer or error is exact.
-A repairable node's advice names the host.
+One read per host: the node reader (``_node.plan_reader``) reads exactly what the engine's discovery declares
+(``_probe.read_plan``) and what earlier runs on this host learned (``numa_drift_read_paths``), with credentials
+withheld or redacted on the node. Where Ansible pipelines modules and the host's interpreter is known, the
+reader goes to the node's Python on standard input as one small program (no AnsiballZ wrapper); elsewhere the
+``__node_read`` module runs it (and discovers the interpreter on first contact). The engine assesses the answer
+here, in memory (plugin_utils/_snapshot.py); a path the answer lacked is read in one more run and remembered in
+the host's facts, so the next run reads it at once. The read has a time limit (``read_timeout``). A repairable
+node's advice names the host.
+
+ansible-core's own action plugins are the model for what is used of ``ActionBase``: ``_execute_module``,
+``_low_level_execute_command`` and ``_compute_environment_string`` (as ``raw`` and ``script``),
+``_discovered_interpreter_key`` (as ``wait_for_connection``), ``_remove_tmp_path``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+import contextlib
+import shlex
+import signal
+import time
+from typing import Any, Dict, Iterator, List, Optional
 
+from ansible import constants as C
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, remediate_advice
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import (
+    FACTS_OPTIONS_SPEC,
+    probe_arguments,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
 
 display = Display()
 
-MODULE = "nodeops.numa_drift.numa_drift_facts"
 READER = "nodeops.numa_drift.__node_read"
-MAX_ROUNDS = 3
+MAX_ROUNDS = 4
+# The controller's CPU for one answer: an honest node costs milliseconds (its largest checkpoint seconds), every parser
+# on node bytes is linear and an answer is at most _snapshot.MAX_ANSWER_BYTES; this bounds what nothing else does.
+ASSESS_SECONDS = 30
 LEARNED_FACT = "numa_drift_read_paths"
+DISCOVERED_FACT = "discovered_interpreter_python"
+
+
+class ReadTimeout(Exception):
+    """The node reader did not answer within the task's ``read_timeout``."""
+
+
+class AssessTimeout(Exception):
+    """The assessment of one answer took longer than :data:`ASSESS_SECONDS`."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float, error: type = ReadTimeout) -> Iterator[None]:
+    """Raise ``error`` in this process after ``seconds`` (SIGALRM, as ansible-core's task ``timeout``); a shorter
+    timer already set (the task's own ``timeout``) is left to fire first."""
+    previous_delay = signal.getitimer(signal.ITIMER_REAL)[0]
+    if previous_delay and previous_delay <= seconds:
+        yield
+        return
+
+    def expired(_signum: int, _frame: Any) -> None:
+        raise error()
+
+    started = time.monotonic()
+    previous_handler = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_handler)
+        if previous_delay:
+            signal.setitimer(signal.ITIMER_REAL, max(previous_delay - (time.monotonic() - started), 0.001))
 
 
 class ActionModule(ActionBase):
-    """Read the node once, assess here; the probe module on the node when the snapshot cannot be exact."""
+    """Read the node once, assess here."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(NODE_OPTIONS_SPEC)
+    _VALID_ARGS = frozenset(FACTS_OPTIONS_SPEC)
 
     def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
-        validated = ArgumentSpecValidator(NODE_OPTIONS_SPEC).validate(dict(self._task.args))
+        validated = ArgumentSpecValidator(FACTS_OPTIONS_SPEC).validate(dict(self._task.args))
         if validated.error_messages:
             return dict(result, failed=True, msg="; ".join(validated.error_messages))
-        arguments = probe_arguments(validated.validated_parameters)
-        root = arguments.pop("root") or "/"
-        known: List[str] = list(task_vars.get(LEARNED_FACT) or [])
+        params = validated.validated_parameters
+        root, timeout, arguments = params["root"] or "/", params["read_timeout"], probe_arguments(params)
+        known: List[str] = [item for item in task_vars.get(LEARNED_FACT) or [] if isinstance(item, str)]
         learned = list(known)
-        plan = _snapshot.READ_PLAN + _snapshot.rules_for(arguments, learned)
-        entries: Dict[str, list] = {}
+        rules, follows = read_plan(arguments)
+        rules += _snapshot.learned_rules(known)
+        entries: Dict[str, Dict[str, Any]] = {}
         host_facts: Dict[str, Any] = {}
-        facts = None
         try:
             for _round in range(MAX_ROUNDS):
-                read = self._read_node(root, plan, task_vars)
-                host_facts.update(read.get("ansible_facts") or {})  # an interpreter discovered on first contact
+                with _time_limit(timeout):
+                    read = self._read_node(root, rules, follows, task_vars)
+                host_facts.update(read.pop("ansible_facts", {}))
                 if read.get("failed"):
-                    return dict(result, **read)
-                entries.update(read.get("entries") or {})
-                facts, misses = _snapshot.assess_snapshot(entries, root, arguments)
-                if facts is not None:
+                    return dict(result, **read, ansible_facts=host_facts) if host_facts else dict(result, **read)
+                for key, records in read["entries"].items():
+                    entries.setdefault(key, {}).update(records)
+                try:
+                    with _time_limit(ASSESS_SECONDS, AssessTimeout):
+                        facts = _snapshot.assess(entries, root, arguments)
                     break
-                learned += [path for path in misses if path not in learned]
-                plan = _snapshot.rules_for({}, misses)  # read as the next run reads what it learned
-        except (_snapshot.UnsupportedSnapshot, OSError):
-            facts = None  # the probe module on the node says it exactly (an unreadable file, a FIFO, no sysfs)
+                except _snapshot.NotRead as missing:
+                    rules = [_snapshot.rule_for(missing)]
+                    if len(learned) < _snapshot.MAX_LEARNED and _snapshot.remembered(missing) not in learned:
+                        learned.append(_snapshot.remembered(missing))
+            else:
+                return dict(result, failed=True, msg="the node's answers still lack what the probe reads after %d reads (a node with more "
+                            "files in kubelet's places than the reader's budget allows?)" % MAX_ROUNDS)
+        except ReadTimeout:
+            return dict(result, failed=True, msg="the node reader did not answer within %s s (read_timeout)" % timeout)
+        except AssessTimeout:
+            return dict(result, failed=True, msg="the node's answer took more than %s s to assess: refused" % ASSESS_SECONDS)
         except QuantityError as error:
             return dict(result, failed=True, msg="drift_bound: %s" % error)
-        if facts is None:
-            result.update(self._execute_module(module_name=MODULE, module_args=self._task.args, task_vars=task_vars))
-        else:
-            result.update(changed=False, numa_drift=facts)
+        except OSError as error:
+            return dict(result, failed=True, msg="cannot read the node under %s: %s" % (root, error))
+        result.update(changed=False, numa_drift=facts)
         if learned != known:
             host_facts[LEARNED_FACT] = learned
         if host_facts:
-            result["ansible_facts"] = dict(result.get("ansible_facts") or {}, **host_facts)
+            result["ansible_facts"] = host_facts
         self._advise_for(result, task_vars.get("inventory_hostname"))
         self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
 
-    def _read_node(self, root: str, plan: List[Dict[str, Any]], task_vars: Dict[str, Any]) -> Dict[str, Any]:
-        """``{"entries": ...}`` (or a failed result) for ``plan``: the reader program on the standard input of the
-        interpreter a module would run under, where Ansible pipelines modules (the same channel, become and environment);
-        else the ``__node_read`` module (its files transferred as any module's)."""
-        arguments = _snapshot.reader_arguments(root, plan)
-        if not self._is_pipelining_enabled("new"):
+    def _node_python(self, task_vars: Dict[str, Any]) -> Optional[str]:
+        """The Python a module would run under on this host (the delegated one with ``delegate_to``), when it is known
+        without running one: the ``interpreter_python`` setting (``ansible_python_interpreter``), else the interpreter
+        discovered before (as ``ActionBase._configure_module`` decides)."""
+        host_vars = task_vars
+        if self._task.delegate_to:
+            host_vars = (task_vars.get("ansible_delegated_vars") or {}).get(self._task.delegate_to, task_vars)
+        configured = C.config.get_config_value("INTERPRETER_PYTHON", variables=host_vars)
+        configured = str(self._templar.template(configured)).strip() if configured else ""
+        if configured and configured not in ("auto", "auto_legacy", "auto_silent", "auto_legacy_silent"):
+            return configured
+        discovered = (host_vars.get("ansible_facts") or {}).get(DISCOVERED_FACT)
+        return str(discovered) if discovered else None
+
+    def _pipelined(self) -> bool:
+        """Whether Ansible would pipeline a module to this host (the connection and become method can, the
+        setting is on, and remote files are not to be kept)."""
+        return not C.DEFAULT_KEEP_REMOTE_FILES and self._connection.is_pipelining_enabled()
+
+    def _read_node(self, root: str, rules: List[Dict[str, Any]], follows: Dict[str, Any], task_vars: Dict[str, Any]) -> Dict[str, Any]:
+        """``{"entries": ...}`` (or a failed result) for ``rules``: the reader program on the standard input of the
+        interpreter a module would run under, where Ansible pipelines modules and that interpreter is known (the same
+        channel, become and environment); else the ``__node_read`` module (its files transferred as any module's)."""
+        arguments = _snapshot.reader_arguments(root, rules, follows)
+        python = self._node_python(task_vars) if self._pipelined() else None
+        if python is None:
             read = self._execute_module(module_name=READER, module_args=arguments, task_vars=task_vars)
             read.pop("ansible_facts", None)  # the discovered interpreter only (below), nothing else the module says
+            entries, failure = _snapshot.module_answer(read)
+            read = failure or {"entries": entries}
         else:
-            # The interpreter as for a module: ansible_python_interpreter, or discovered (once per host, kept as a fact).
-            built, _path = self._configure_module(module_name=READER, module_args={}, task_vars=task_vars)
-            command = self._connection._shell.build_module_command(self._compute_environment_string(), built.shebang, "").strip()
+            command = "%s %s" % (self._compute_environment_string(), shlex.quote(python))
             program = _snapshot.reader_program(arguments)
-            display.vvv("numa_drift_facts: the node reader, %d bytes on the standard input of %s" % (len(program), command),
+            display.vvv("numa_drift_facts: the node reader, %d bytes on the standard input of %s" % (len(program), command.strip()),
                         host=self._play_context.remote_addr)
-            ran = self._low_level_execute_command(command, sudoable=True, in_data=program)
-            entries, failure = _snapshot.reader_entries(ran.get("rc"), ran.get("stdout", ""), ran.get("stderr", ""))
+            ran = self._low_level_execute_command(command.strip(), sudoable=True, in_data=program)
+            entries, failure = _snapshot.reader_answer(ran.get("rc"), ran.get("stdout", ""), ran.get("stderr", ""))
             read = failure or {"entries": entries}
         if self._discovered_interpreter_key:
             read["ansible_facts"] = {self._discovered_interpreter_key: self._discovered_interpreter}

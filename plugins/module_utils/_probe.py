@@ -3,39 +3,43 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The probe: read one node and assess it, the one place that orchestrates the node reads.
 
-:func:`probe` reads kubelet's settings (``_kubelet.config``), the node's NUMA facts (``_node.sysfs``) and
-the memory manager checkpoint (:func:`read_checkpoint`, through the one reader of ``_common.reading``), all
-under ``root``, then hands them to the pure :func:`_policy.drift.assess`. Stdlib only, Python >= 3.9.
+:func:`probe` reads kubelet's settings (``_kubelet.config``), the node's NUMA facts (``_node.sysfs``), the
+memory manager checkpoint and the boot guard's record, all through the node's
+:class:`~_common.node_files.NodeFiles`, then hands them to the pure :func:`_policy.drift.assess`.
+:func:`read_plan` is what those reads declare: the node reader's plan (``_node.plan_reader``), so the
+controller gets in one read what the probe will look at. Stdlib only, Python >= 3.9.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import posixpath
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import CHECKPOINT_FILE_NAME, MAX_CHECKPOINT_BYTES
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_regular_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import NodeFiles, node_join, read_node_text, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import DISCOVERY_FOLLOWS, DISCOVERY_READS
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import KUBELET_FOLLOWS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import read_node_facts
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import READS as SYSFS_READS, read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, assess
 
-__all__ = ["ProbeResult", "probe", "checkpoint_path", "read_checkpoint"]
+__all__ = ["ProbeResult", "probe", "read_plan", "read_checkpoint", "GUARD_PROGRAM", "GUARD_STATE"]
 
-
-def checkpoint_path(root: str, kubelet_root_dir: str) -> str:
-    """Host path of ``<root dir>/memory_manager_state`` (``memoryManagerStateFileName``; the root dir only moves with ``--root-dir``)."""
-    return under_root(root, node_join(kubelet_root_dir, CHECKPOINT_FILE_NAME), follow=False)
+# The boot guard's program and its record of the last boot (docs/guard.md).
+GUARD_PROGRAM = "/usr/local/libexec/nodeops-numa-drift/numa-drift-guard"
+GUARD_STATE = "/var/lib/nodeops-numa-drift/guard.json"
+MAX_GUARD_STATE_BYTES = 64 * 1024
+GUARD_READS = ({"stat": GUARD_PROGRAM}, {"read": GUARD_STATE})
 
 
 def read_checkpoint(path: str) -> Optional[bytes]:
-    """The file's bytes, or None when nothing is at ``path``; reads at most the size limit + 1.
+    """The checkpoint's bytes at the host ``path`` (the write path's re-read), or None when nothing is there.
 
-    Only a regular file is read (``_files.read_regular_file``): a symbolic link (dangling or
-    not), a directory, FIFO, socket or device raises ``_files.NotRegularFileError`` naming the
-    path, at once (docs/safety.md: a symlinked checkpoint is refused, never followed).
+    Reads at most the size limit + 1; only a regular file (a symbolic link is refused, never followed).
     """
     try:
         return read_regular_file(path, MAX_CHECKPOINT_BYTES + 1, truncate=True)
@@ -43,18 +47,43 @@ def read_checkpoint(path: str) -> Optional[bytes]:
         return None
 
 
+def _checkpoint(files: NodeFiles, root_dir: str) -> Tuple[str, Optional[bytes]]:
+    """``(where it is, its bytes or None)`` of ``<root dir>/memory_manager_state`` (``memoryManagerStateFileName``;
+    the root dir only moves with ``--root-dir``); a symbolic link is refused, never followed (docs/safety.md)."""
+    node_path = node_join(root_dir, CHECKPOINT_FILE_NAME)
+    try:
+        raw: Optional[bytes] = files.read_bytes(node_path, MAX_CHECKPOINT_BYTES + 1, truncate=True)
+    except FileNotFoundError:
+        raw = None
+    return files.host_path(node_path, follow=False), raw
+
+
+def _guard(files: NodeFiles) -> Dict[str, Any]:
+    """The boot guard on this node: installed or not, and what it decided at its last boot."""
+    view: Dict[str, Any] = {"installed": files.isfile(GUARD_PROGRAM)}
+    text, _problem, _exists = read_node_text(files, GUARD_STATE, limit=MAX_GUARD_STATE_BYTES)
+    try:
+        record = load_json(text) if text else {}
+    except ValueError:
+        record = {}
+    record = record if isinstance(record, dict) else {}
+    view.update({key: record.get(key) for key in ("boot_id", "verdict", "action", "message", "time")})
+    return view
+
+
 class ProbeResult(Record, frozen=True):
-    """One node's assessment with what it was computed from (``raw`` = the file's bytes)."""
+    """One node's assessment with what it was computed from (``raw`` = the checkpoint's bytes at ``path``)."""
 
     assessment: Assessment
     settings: KubeletSettings
     node: NodeFacts
     path: str
     raw: Optional[bytes]
+    guard: Dict[str, Any]
 
 
 def probe(
-    root: str = "/",
+    files: NodeFiles,
     kubelet_root_dir: Optional[str] = None,
     kubelet_config: Optional[str] = None,
     kubelet_config_dir: Optional[str] = None,
@@ -63,9 +92,9 @@ def probe(
     reserved_memory: Optional[object] = None,
     kubelet_flags: Optional[object] = None,
 ) -> ProbeResult:
-    """Read one node through ``root`` and assess it."""
+    """Read one node through ``files`` and assess it."""
     settings = load_kubelet_settings(
-        root=root,
+        files,
         kubelet_root_dir=kubelet_root_dir,
         config_path=kubelet_config,
         config_dir=kubelet_config_dir,
@@ -73,7 +102,32 @@ def probe(
         policy=policy,
         reserved_memory=reserved_memory,
     )
-    node = read_node_facts(root)
-    path = checkpoint_path(root, settings.root_dir)
-    raw = read_checkpoint(path)
-    return ProbeResult(assess(raw, node, settings, drift_bound), settings, node, path, raw)
+    node = read_node_facts(files)
+    path, raw = _checkpoint(files, settings.root_dir)
+    return ProbeResult(assess(raw, node, settings, drift_bound), settings, node, path, raw, _guard(files))
+
+
+def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """What the probe's options name: a configuration file, a drop-in directory, a root dir, and the paths a
+    ``kubelet_flags`` command line names (as kubelet's flags are followed in a unit)."""
+    rules: List[Dict[str, Any]] = []
+    if arguments.get("kubelet_config"):
+        rules.append({"read": arguments["kubelet_config"], "literal": True})
+    if arguments.get("kubelet_config_dir"):
+        rules.append({"walk": arguments["kubelet_config_dir"], "literal": True})
+    if arguments.get("kubelet_root_dir"):
+        rules.append({"read": posixpath.join(arguments["kubelet_root_dir"], CHECKPOINT_FILE_NAME), "raw": True, "literal": True})
+    flags = arguments.get("kubelet_flags")
+    if isinstance(flags, (list, tuple)):
+        flags = " ".join(str(flag) for flag in flags)
+    if isinstance(flags, str) and flags:
+        from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader import followed_rules  # pylint: disable=import-outside-toplevel
+
+        rules.extend(followed_rules(KUBELET_FOLLOWS, list(KUBELET_FOLLOWS), flags))
+    return rules
+
+
+def read_plan(arguments: Mapping[str, Any]) -> Tuple[List[Dict[str, Any]], Dict[str, Dict[str, Any]]]:
+    """``(rules, follows)``: what :func:`probe` reads on a node with these options (``_node.plan_reader``)."""
+    rules = list(SYSFS_READS) + list(DISCOVERY_READS) + list(GUARD_READS) + _option_reads(arguments)
+    return rules, dict(DISCOVERY_FOLLOWS)

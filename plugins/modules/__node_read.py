@@ -7,17 +7,17 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: __node_read
-short_description: Read the files a read plan names on a node, as they are (internal)
+short_description: Read what the probe's read plan names on a node (internal)
 version_added: 0.9.0
 description:
   - Internal to M(nodeops.numa_drift.numa_drift_facts); use that module rather than this one. Its action plugin runs this
-    module where Ansible does not pipeline modules; with pipelining it sends the same reader (the collection's
-    C(module_utils/_node/plan_reader.py)) to the node's Python on standard input instead, without the module wrapper.
-  - Knows nothing of kubelet. For each rule of O(plan) it resolves a node path under O(root) one component at a time
-    (symbolic links as the node resolves them, never above O(root)) and records what each component is, a regular
-    file's bytes (at most the rule's limit and one byte more), a directory's entry names, a link's target.
-  - With C(follow=true) in a rule, the patterns of O(follow) are applied to the text of every file it read; each match
-    names one more node path (or several, the match with each of the pattern's suffixes appended), read by the same rule.
+    module where Ansible does not pipeline modules (or the host's Python is not known yet); with pipelining it sends the
+    same reader (the collection's C(module_utils/_node/plan_reader.py) with C(_common/node_files.py) and
+    C(_common/credentials.py)) to the node's Python on standard input instead, without the module wrapper.
+  - Reads through the engine's own node files (symbolic links resolved as the node resolves them, never above O(root))
+    exactly what each rule of O(plan) names, and records what every look-up met, per node path.
+  - A file that holds a key, certificate, kubeconfig or token is never read; credential values in the files that are
+    read are redacted on the node. A directory is listed by name; only the entries a rule names are read.
   - Reads only; never changes anything.
 author:
   - nodeops.numa_drift contributors (@nodeops)
@@ -35,38 +35,43 @@ options:
     default: /
   plan:
     description:
-      - Rules, each with C(path) (a node path; C({a,b}) spells out alternatives, C(*), C(?) and C([...]) in a component
-        match entry names), C(limit) (bytes), C(entries) (a pattern; a directory's matching entries are read too, and its
-        sub-directories) and C(follow) (a boolean).
+      - Rules, each with one verb, C(read) (a file's text; C(raw=true) its bytes), C(list) (a directory's names and the text
+        of its C(entries) patterns), C(walk) (kubelet's C(--config-dir)) or C(stat), naming a node path (C({a,b}) spells
+        out alternatives, C(*), C(?) and C([...]) in a component match entry names; C(literal=true) takes it as written),
+        and C(follow), the names of the O(follows) to apply to the text read.
     type: list
     elements: dict
     required: true
-  follow:
-    description: Pairs of a regular expression with one group (a node path) and a list of suffixes.
-    type: list
-    elements: list
-    default: []
+  follows:
+    description: Follows by name, each a C(pattern) (a regular expression whose group is a node path) and C(then), the rules
+      to apply to that path (C({}) in them).
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
-- name: Read kubelet's drop-ins and the paths they name (what numa_drift_facts' action plugin sends)
+- name: Read kubelet's unit, its drop-ins and the configuration file its --config names
   nodeops.numa_drift.__node_read:
     plan:
-      - path: /etc/systemd/system/kubelet.service.d
-        entries: "*.conf"
-        limit: 1048576
-        follow: true
-    follow:
-      - ["--root-dir[= ](/\\S+)", ["/memory_manager_state"]]
+      - read: /etc/systemd/system/kubelet.service
+        follow: [kubelet-config]
+      - list: /etc/systemd/system/kubelet.service.d
+        entries: ["*.conf"]
+        follow: [kubelet-config]
+    follows:
+      kubelet-config:
+        pattern: "(?<![\\w-])--config(?:=|[ \\t]+)(/\\S+)"
+        then:
+          - read: "{}"
   register: read
 """
 
 RETURN = r"""
 entries:
   description: >-
-    Per node path met: C([f, text]) a regular file (C([b, base64]) when not UTF-8), C([d, names]) a directory (its
-    entry names joined by C(/), null when it was only passed through), C([l, target]) a symbolic link, C([a]) nothing there, C([o, kind]) anything
-    else, C([e, errno, text]) an error.
+    Per node path, what was met there: C(stat) (C(kind) C(file), C(dir), C(link) with its C(target), C(absent), C(other),
+    C(error)), C(names) (a directory's entry names joined by C(/)), C(text) (a text file's redacted C(text), or why it is
+    C(withheld)) and C(raw) (a file's C(data), or C(base64)), each with C(errno) and C(error) when it failed.
   returned: always
   type: dict
 """
@@ -81,11 +86,11 @@ def main():
         argument_spec=dict(
             root=dict(type="str", default="/"),
             plan=dict(type="list", elements="dict", required=True),
-            follow=dict(type="list", elements="list", default=[]),
+            follows=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )
-    module.exit_json(changed=False, entries=read_plan(module.params["root"], module.params["plan"], module.params["follow"]))
+    module.exit_json(changed=False, entries=read_plan(module.params["root"], module.params["plan"], module.params["follows"]))
 
 
 if __name__ == "__main__":

@@ -208,10 +208,7 @@ touched:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode import cache as _bytecode
-
-_bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
-
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
@@ -298,7 +295,7 @@ def main():
     if module.params["backup_file"] and state != "restored":
         module.fail_json(msg="backup_file is only used with state=restored")
     try:
-        result = probe(**probe_arguments(module.params))
+        result = probe(HostFiles(module.params["root"]), **probe_arguments(module.params))
     except QuantityError as error:
         module.fail_json(msg="drift_bound: %s" % error)
     except OSError as error:

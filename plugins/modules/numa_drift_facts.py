@@ -21,12 +21,15 @@ description:
     OpenShift and Kubespray nodes (the collection's docs/distributions.md).
   - Reads only; never changes anything.
 notes:
-  - The module's action plugin sends the node a small reader (no part of the engine) that returns the files the probe
-    needs, and assesses them on the controller with the same engine. With pipelining the reader goes to the node's
-    Python on standard input as one program (no module wrapper starts on the node); without, it is the internal module
-    C(__node_read). A path only known once those files are read is read in one more run and remembered in the host's
-    fact C(numa_drift_read_paths). Where the files cannot be copied exactly (an unreadable file, a device), this module
-    itself runs on the node.
+  - The module's action plugin sends the node a small reader that reads, through the engine's own node files, exactly
+    the files the probe declares (kubelet's units, flags, configuration and checkpoint, sysfs and procfs), and assesses
+    the answer on the controller, in memory, with the same engine. A key, certificate, kubeconfig or token file is never
+    read, and credential values (join tokens, passwords) are redacted on the node; nothing is written to the
+    controller's disk (the collection's docs/safety.md lists what crosses).
+  - With pipelining and a known Python on the host the reader goes to the node's Python on standard input as one program
+    (no module wrapper starts on the node); otherwise it is the internal module C(__node_read), which also discovers the
+    interpreter on first contact. A path only known once those files are read is read in one more run and remembered in
+    the host's fact C(numa_drift_read_paths).
 author:
   - nodeops.numa_drift contributors (@nodeops)
 extends_documentation_fragment:
@@ -39,7 +42,13 @@ attributes:
   diff_mode:
     description: Returns what changed (or would change, in check mode) in diff mode.
     support: none
-options: {}
+options:
+  read_timeout:
+    description:
+      - Seconds the controller waits for the node reader's answer before the task fails (the action plugin's; the module
+        itself ignores it). The reader also stops itself after 20 seconds of reading.
+    type: int
+    default: 120
 seealso:
   - module: nodeops.numa_drift.kubelet_mm_checkpoint
 """
@@ -128,20 +137,17 @@ numa_drift:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode import cache as _bytecode
-
-_bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
-
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import FACTS_OPTIONS_SPEC, probe_arguments
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(NODE_OPTIONS_SPEC), supports_check_mode=True)
+    module = AnsibleModule(argument_spec=dict(FACTS_OPTIONS_SPEC), supports_check_mode=True)
     try:
-        result = probe(**probe_arguments(module.params))
+        result = probe(HostFiles(module.params["root"]), **probe_arguments(module.params))
     except QuantityError as error:
         module.fail_json(msg="drift_bound: %s" % error)
     except OSError as error:

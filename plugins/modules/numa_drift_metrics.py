@@ -63,14 +63,11 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._bytecode import cache as _bytecode
-
-_bytecode.install()  # before the engine's imports: a node compiles the engine once, not at every run
-
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, read_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.metrics import metrics_path, render_metrics, write_metrics
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
 
@@ -82,7 +79,7 @@ def main():
     root = module.params["root"]
     textfile_dir = under_root(root, module.params["textfile_dir"])
     try:
-        result = probe(**probe_arguments(module.params))
+        result = probe(HostFiles(module.params["root"]), **probe_arguments(module.params))
         history = read_history(history_path(root))
     except QuantityError as error:
         module.fail_json(msg="drift_bound: %s" % error)

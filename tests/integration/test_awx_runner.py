@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterator
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.integration import awx_job
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import checkpoint_file
@@ -91,7 +92,7 @@ def test_remediate_job_template_repairs_when_the_dry_run_is_answered_false(job: 
     answers: Dict[str, Any] = dict(awx_job.REMEDIATE_SURVEY_DEFAULTS, remediate_dry_run="false")
     result = job.pdd.run("remediate", "awx/remediate.yml", answers, limit=REPAIRED)
     assert (result.status, result.rc) == ("successful", 0), result.stdout[-4000:]
-    assert probe(root=job.nodes[REPAIRED]["root"]).assessment.verdict == "in_sync"
+    assert probe(HostFiles(job.nodes[REPAIRED]["root"])).assessment.verdict == "in_sync"
     assert all(job.checkpoint(name) == job.originals[name] for name in job.nodes if name != REPAIRED)
 
 

@@ -85,7 +85,8 @@ def test_the_bound_fails_a_run_above_it(tmp_path) -> None:
 
 def test_without_pipelining_the_probe_sends_the_reader_module_alone(tmp_path) -> None:
     """Where Ansible does not pipeline modules (become without pipelining, say), the probe's one run is ``__node_read``,
-    transferred as any module, carrying the reader and nothing else of the collection."""
+    transferred as any module, carrying the reader (its walker, the engine's node files and the credentials rules it
+    reads them with) and nothing else of the collection."""
     output = tmp_path / "fleet.json"
     completed = subprocess.run([sys.executable, BENCH, "--quick", "--skip-role", "--no-pipelining", "--json", str(output)], cwd=CHECKOUT,
                                check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
@@ -97,5 +98,6 @@ def test_without_pipelining_the_probe_sends_the_reader_module_alone(tmp_path) ->
         [sent] = payload[kind]["sent"]
         assert sent["what"] == "AnsiballZ __node_read" and not sent["on_stdin"]
         shipped = {name.split("/plugins/", 1)[1] for name in sent["collection_files"]}
-        assert shipped == {"modules/__node_read.py", "module_utils/_node/plan_reader.py"}, shipped
+        assert shipped == {"modules/__node_read.py", "module_utils/_node/plan_reader.py", "module_utils/_common/node_files.py",
+                           "module_utils/_common/credentials.py"}, shipped
         assert payload[kind]["bytes"] - payload["noop"]["bytes"] <= 20 * 1024

@@ -23,6 +23,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, Fleet, make_real_fleet
 from ansible_collections.nodeops.numa_drift.tests.sandbox.supervisor import load_service
@@ -140,7 +141,7 @@ def test_remediate_repairs_and_restarts_the_distributions_service(fleet: Fleet, 
     rows = remediated["run"].rows()
     for name, node in fleet.nodes.items():
         assert rows[name]["action"] == "repaired", rows[name]
-        assert probe(root=node["root"]).assessment.verdict == "in_sync", name
+        assert probe(HostFiles(node["root"])).assessment.verdict == "in_sync", name
         assert fleet.wait_ready(name) == "True", name
         status = fleet.service(name)
         assert status["active"] and status["restarts"] == 0, status

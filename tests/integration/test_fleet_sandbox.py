@@ -31,6 +31,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import checkpoint_file, tree_snapshot
 
@@ -128,7 +129,7 @@ class Fleet:
             return handle.read()
 
     def verdict(self, name: str) -> str:
-        return probe(root=self.root(name)).assessment.verdict
+        return probe(HostFiles(self.root(name))).assessment.verdict
 
     def history_file(self, name: str) -> str:
         return os.path.join(self.root(name), "var/lib/nodeops-numa-drift/history.json")

@@ -17,6 +17,7 @@ from typing import Any, Dict, Iterator
 import pytest
 import yaml
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint import checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.sandbox import apiserver, supervisor
@@ -139,7 +140,7 @@ def test_missing_checkpoint_is_written_with_the_default_state(tmp_path: Any, era
     assert report.layout == layout and report.accepted_by == checkpoint.ERAS
     assert report.content.entries == {} and sorted(report.content.machine_state) == [0, 1]
     assert os.stat(path).st_mode & 0o777 == 0o600
-    assert probe(root).assessment.verdict == "in_sync"
+    assert probe(HostFiles(root)).assessment.verdict == "in_sync"
     assert standin("check", "--root", root, "--era", era).returncode == 0
 
 
@@ -232,7 +233,7 @@ def test_admit_places_pods_like_the_static_policy_and_the_result_revalidates(tmp
     assert content.machine_state[0].number_of_assignments == 2
     assert standin("check", "--root", root).returncode == 0
     assert standin("check", "--root", root, "--state-comparison", "per-node").returncode == 0
-    assert probe(root).assessment.verdict == "in_sync"
+    assert probe(HostFiles(root)).assessment.verdict == "in_sync"
 
 
 # --------------------------------------------------------------------------- supervisor and nodectl

@@ -15,6 +15,7 @@ import os
 import shutil
 from typing import Any, Dict, List, Mapping
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, matrix
@@ -71,7 +72,7 @@ def judge_all(judges: Mapping[str, str], root: str) -> List[Judgement]:
 def judge_tree(judges: Mapping[str, str], corpus: str, name: str, root: str, scratch: str, bound: str = "auto",
                describe_tree: str = "") -> List[str]:
     before_files = tree_snapshot(root)
-    result = _probe.probe(root=root, drift_bound=bound)
+    result = _probe.probe(HostFiles(root), drift_bound=bound)
     verdict = result.assessment.verdict
     before = judge_all(judges, root)
     problems: List[str] = []
@@ -107,7 +108,7 @@ def _refusal_leaves_file(result: _probe.ProbeResult, root: str, scratch: str, bo
     """``kubelet_mm_checkpoint``'s write path on a copy: any other verdict leaves the file byte-identical."""
     copy = os.path.join(scratch, "refused")
     shutil.copytree(root, copy, symlinks=True)
-    fresh = _probe.probe(root=copy, drift_bound=bound)
+    fresh = _probe.probe(HostFiles(copy), drift_bound=bound)
     before = fresh.raw
     outcome = repair_node(fresh, backup_dir=os.path.join(scratch, "backups"))
     after = _probe.read_checkpoint(fresh.path)
@@ -120,7 +121,7 @@ def _judge_repair(judges: Mapping[str, str], rows: Dict[str, list], result: _pro
                   bound: str) -> List[str]:
     copy = os.path.join(scratch, "repaired")
     shutil.copytree(root, copy, symlinks=True)
-    fresh = _probe.probe(root=copy, drift_bound=bound)
+    fresh = _probe.probe(HostFiles(copy), drift_bound=bound)
     repaired = repair_node(fresh, backup_dir=os.path.join(scratch, "backups"))
     with open(fresh.path, "rb") as handle:
         written = handle.read()

@@ -20,6 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import discover_kubelet
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO
 
@@ -87,7 +88,7 @@ def rebase_args(tree: str, args: Sequence[str]) -> List[str]:
 def kubelet_args(tree: str, flags: Optional[Sequence[str]] = None) -> List[str]:
     """The command line kubelet runs with on the node under ``tree``, rebased under it."""
     if flags is None:
-        launch = discover_kubelet(tree)
+        launch = discover_kubelet(HostFiles(tree))
         args = [arg.value for arg in launch.args]
     else:
         args = list(flags)
@@ -106,7 +107,7 @@ def materialize_redirects(tree: str, scratch: str) -> str:
     """A copy of ``tree`` with the files a wrapper copies into kubelet's drop-in dir at its start
     (k3s/RKE2 ``kubelet-arg: config=...``: the engine's ``dropin_redirects``) put in place; ``tree``
     itself when there are none."""
-    redirects = discover_kubelet(tree).dropin_redirects
+    redirects = discover_kubelet(HostFiles(tree)).dropin_redirects
     if not redirects:
         return tree
     copy = os.path.join(scratch, "tree")

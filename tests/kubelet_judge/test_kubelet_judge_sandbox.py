@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.tests.support import corpus
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.checks import judge_tree
@@ -37,7 +38,7 @@ def test_sandbox_fleet_verdict_is_kubelets(judges, tmp_path, key):
     name, plan = FLEET_TREES[key]
     root = str(tmp_path / "root")
     fleet.write_node_tree(root, plan)
-    verdict = _probe.probe(root=root).assessment.verdict
+    verdict = _probe.probe(HostFiles(root)).assessment.verdict
     assert verdict == plan.expected_verdict, "%s: the probe says %s, the fleet expects %s" % (key, verdict, plan.expected_verdict)
     problems = judge_tree(judges, "sandbox fleet", key, root, str(tmp_path / "scratch"),
                           describe_tree="%s: %s" % (key, plan.description))

@@ -25,6 +25,7 @@ import pytest
 
 from typing import Any, Dict, List, Mapping
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build
@@ -67,11 +68,11 @@ def test_a_checkpoint_written_by_each_release_is_judged_at_every_release(judges,
     assert ("data" in layout) == (release >= "v1.37"), "v1.37 writes the V3 layout, earlier releases the legacy one"
 
     as_written = write_kubelet_node(str(tmp_path / "as-written"), boot, checkpoint_bytes=content)
-    assert _probe.probe(root=as_written).assessment.verdict == "in_sync"
+    assert _probe.probe(HostFiles(as_written)).assessment.verdict == "in_sync"
     problems = judge_tree(judges, "written by each release", "%s as written" % release, as_written, str(tmp_path / "s1"))
     rebooted = write_kubelet_node(str(tmp_path / "rebooted"), boot,
                                   boot.moved(node0=-KERNEL_IMAGE_KB, node1=KERNEL_IMAGE_KB), checkpoint_bytes=content)
-    assert _probe.probe(root=rebooted).assessment.verdict == "drift_within_bound"
+    assert _probe.probe(HostFiles(rebooted)).assessment.verdict == "drift_within_bound"
     problems += judge_tree(judges, "written by each release", "%s after a KASLR reboot" % release, rebooted,
                            str(tmp_path / "s2"))
     assert not problems, "\n".join(problems)
@@ -127,12 +128,12 @@ def test_a_checkpoint_with_assignments_written_by_each_release_is_judged_at_ever
     assert any(kind == "hugepages-1Gi" and len(affinity) == 1 for affinity, kind, _s in held["pod-single-hugepage"]["app"])
 
     as_written = write_kubelet_node(str(tmp_path / "as-written"), boot, checkpoint_bytes=content, reserved=reserved)
-    assert _probe.probe(root=as_written).assessment.verdict == "in_sync"
+    assert _probe.probe(HostFiles(as_written)).assessment.verdict == "in_sync"
     problems = judge_tree(judges, "written by each release, with assignments", "%s as written" % release, as_written, str(tmp_path / "s1"))
     # The kernel image moves from node 0 (single-NUMA pods) to node 1 (kubelet puts the group on [1, 2]).
     moved = boot.moved(node0=-KERNEL_IMAGE_KB, node1=KERNEL_IMAGE_KB)
     rebooted = write_kubelet_node(str(tmp_path / "rebooted"), boot, moved, checkpoint_bytes=content, reserved=reserved)
-    assert _probe.probe(root=rebooted).assessment.verdict == "drift_within_bound"
+    assert _probe.probe(HostFiles(rebooted)).assessment.verdict == "drift_within_bound"
     problems += judge_tree(judges, "written by each release, with assignments", "%s after a KASLR reboot" % release, rebooted,
                            str(tmp_path / "s2"))
     assert not problems, "\n".join(problems)
@@ -140,7 +141,7 @@ def test_a_checkpoint_with_assignments_written_by_each_release_is_judged_at_ever
     # judge_tree checked that every release holds what the repair wrote; the repair kept kubelet's assignments.
     copy = str(tmp_path / "repaired")
     shutil.copytree(rebooted, copy, symlinks=True)
-    fresh = _probe.probe(root=copy)
+    fresh = _probe.probe(HostFiles(copy))
     assert repair_node(fresh, backup_dir=str(tmp_path / "backups")).changed
     with open(fresh.path, "rb") as handle:
         assert affinities(handle.read()) == held

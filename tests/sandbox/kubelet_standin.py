@@ -125,6 +125,7 @@ def ensure_collection_importable() -> None:
 
 ensure_collection_importable()
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.decode import decode_fields  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.eras import read_as_era  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_legacy, marshal_v3  # noqa: E402
@@ -203,10 +204,10 @@ def load_node(root: str, kubelet_root_dir: Optional[str], config: Optional[str],
     (``--config``, ``--config-dir``, flags; nothing discovered), else the node's kubeadm layout."""
     if kubelet_args:
         launch = KubeletLaunch("kubelet", None, tuple(Arg(arg, "kubelet's command line") for arg in kubelet_args))
-        settings = load_kubelet_settings(root=root, launch=launch)
+        settings = load_kubelet_settings(HostFiles(root), launch=launch)
     else:
-        settings = load_kubelet_settings(root=root, kubelet_root_dir=kubelet_root_dir, config_path=config)
-    facts = read_node_facts(root)
+        settings = load_kubelet_settings(HostFiles(root), kubelet_root_dir=kubelet_root_dir, config_path=config)
+    facts = read_node_facts(HostFiles(root))
     path = os.path.join(root, settings.root_dir.lstrip("/"), CHECKPOINT_FILE_NAME)
     return Node(root, settings, facts, machine_of(facts), path)
 

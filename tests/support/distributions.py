@@ -11,11 +11,9 @@ kubelet is configured with the Static policy the way that distribution configure
 from __future__ import annotations
 
 import json
-import os
 
 from ansible_collections.nodeops.numa_drift.tests.support.nodetree import OMIT
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
-    GIB,
     KIB,
     MIB,
     kubelet_config,

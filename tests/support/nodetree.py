@@ -3,13 +3,14 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Build fake node trees (sysfs, procfs, kubelet files) under a directory, for tests and sandboxes.
 
-A tree built here is what ``read_node_facts(root)`` and ``load_kubelet_settings(root)`` read.
+A tree built here is what ``read_node_facts(HostFiles(root))`` and ``load_kubelet_settings(HostFiles(root))`` read.
 Defaults look like a real x86 node; every file can be overridden with verbatim (hostile)
 text or left out with ``OMIT``.
 
 Usage::
 
-    from ansible_collections.nodeops.numa_drift.tests.support.nodetree import (
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
+from ansible_collections.nodeops.numa_drift.tests.support.nodetree import (
         OMIT, build_node_tree, iomem_text,
     )
 

@@ -1,28 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Fixtures shared by the unit tests: kubelet's checkpoint vectors from ``tests/fixtures/kubelet-checkpoints.json``;
-every probe a test makes is also checked for parity with the controller's assessment (snapshot_parity.py)."""
+"""Fixtures shared by the unit tests: kubelet's checkpoint vectors from ``tests/fixtures/kubelet-checkpoints.json``."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.tests.unit import snapshot_parity
 from ansible_collections.nodeops.numa_drift.tests.support.vectors import VECTORS_FILE, load_vectors
-
-
-def pytest_sessionstart(session):
-    snapshot_parity.install()
-
-
-def pytest_collection_finish(session):
-    snapshot_parity.install()  # test modules imported ``probe`` while they were collected
-
-
-def pytest_terminal_summary(terminalreporter):
-    if snapshot_parity.COUNTS:
-        terminalreporter.write_line("snapshot parity: %s" % ", ".join("%s %d" % item for item in sorted(snapshot_parity.COUNTS.items())))
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,8 @@ scenarios run a few hundred of them. This finder sits in front of the import sys
 named ``ansible`` and ``ansible.*`` found inside a zip, and takes each one's code object from
 ``CACHE_DIR/<name>.<SHA-256 of the source>.code``, or compiles it once and stores it there.
 
-Only Ansible's own files: ``ansible_collections.*`` (the collection under test, with its own bytecode
-cache) is left to zipimport or to the collection, exactly as on a node. Anything unexpected (a
+Only Ansible's own files: ``ansible_collections.*`` (the collection under test) is left to zipimport, exactly as
+on a node. Anything unexpected (a
 damaged entry, a full disk, a read-only ``/var``) falls back to compiling from the source, so a
 module never fails because of this file. Tracebacks and ``__file__`` name the zip path, as zipimport's.
 """

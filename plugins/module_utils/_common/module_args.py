@@ -17,8 +17,10 @@ NODE_OPTIONS_SPEC: Dict[str, Dict[str, Any]] = {
     "policy": {"type": "str"},
     "reserved_memory": {"type": "raw"},
 }
+# numa_drift_facts: the node options and how long the controller waits for the node reader (its action plugin).
+FACTS_OPTIONS_SPEC: Dict[str, Dict[str, Any]] = dict(NODE_OPTIONS_SPEC, read_timeout={"type": "int", "default": 120})
 
 
 def probe_arguments(params: Dict[str, Any]) -> Dict[str, Any]:
-    """The keyword arguments of ``_probe.probe`` taken from module parameters."""
-    return {name: params[name] for name in NODE_OPTIONS_SPEC}
+    """The keyword arguments of ``_probe.probe`` (after the node's files, found under ``root``) from module parameters."""
+    return {name: params[name] for name in NODE_OPTIONS_SPEC if name != "root"}

@@ -110,7 +110,7 @@ class _Flow:
             raise self._error("a value is missing before %r" % char)
         if key and char in "[{":
             raise self._error("a collection as a mapping key cannot be converted to JSON")  # sigs.k8s.io/yaml
-        _check_start(text[start:], number)
+        _check_start(text, number, start)
         if char == "-" and text[start + 1 : start + 2] in ("", " ", "\t"):
             raise self._error("block sequences inside flow collections are not supported")
         index = start

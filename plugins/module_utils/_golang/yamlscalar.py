@@ -150,11 +150,13 @@ def _json_key(value: Any, line: int) -> str:
     raise _unsupported(line, "a %s mapping key is not supported" % ("null" if value is None else "floating-point"))
 
 
-def _check_start(text: str, line: int) -> None:
-    first = text[0]
+def _check_start(text: str, line: int, start: int = 0) -> None:
+    """Refuse what may not start a node in the subset, at ``text[start]`` (an index: a scalar in a long flow
+    collection is checked without copying the rest of its line)."""
+    first = text[start]
     if first in _UNSUPPORTED:
         raise YamlError(line, _UNSUPPORTED[first], unsupported=first in "&*!|>")
-    if first == "?" and (len(text) == 1 or text[1] in " \t"):
+    if first == "?" and text[start + 1:start + 2] in ("", " ", "\t"):
         raise _unsupported(line, "complex mapping keys (?) are not supported")
 
 

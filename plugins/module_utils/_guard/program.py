@@ -25,13 +25,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult, probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import GUARD_PROGRAM, GUARD_STATE, ProbeResult, probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO, REPAIRABLE
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, kubelet_processes, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, read_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import STATE_DIR, lock_path, node_lock
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import lock_path, node_lock
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.metrics import render_metrics, write_metrics
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, describe_bytes, parse_quantity
@@ -40,8 +40,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair i
 
 __all__ = ["PROGRAM", "GUARD_STATE", "BOOT_ID", "DEFAULT_TEXTFILE_DIR", "GuardTimeout", "read_boot_id", "main"]
 
-PROGRAM = "/usr/local/libexec/nodeops-numa-drift/numa-drift-guard"
-GUARD_STATE = STATE_DIR + "/guard.json"
+PROGRAM = GUARD_PROGRAM
 BOOT_ID = "proc/sys/kernel/random/boot_id"
 DEFAULT_TEXTFILE_DIR = "/var/lib/node_exporter/textfile_collector"
 DEFAULT_TIME_LIMIT = 20.0
@@ -159,7 +158,7 @@ def _run(args: argparse.Namespace, started: float, deadline: float) -> None:
     same_boot = boot_id is not None and state.get("boot_id") == boot_id
     result: Optional[ProbeResult] = None
     try:
-        result = probe(root=root, drift_bound=args.drift_bound)
+        result = probe(HostFiles(root), drift_bound=args.drift_bound)
         if same_boot:
             _log("boot %s already handled (%s, %s): only the metrics are refreshed; verdict now %s"
                  % (boot_id, state.get("verdict"), state.get("action"), result.assessment.verdict))

@@ -24,8 +24,6 @@ Stdlib only (YAML through :mod:`_yaml`), Python >= 3.9.
 
 from __future__ import annotations
 
-import os
-import stat
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import discover_kubelet
@@ -43,8 +41,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags 
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import effective_reserved_memory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import list_dir, node_join, under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import NodeFiles, list_dir, node_join, read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.layers import (
     DEFAULT,
@@ -76,7 +73,7 @@ def go_ext(name: str) -> str:
 
 
 def walk_config_dir(
-    root: str, node_dir: str, redirects: Mapping[str, str] = None
+    files: NodeFiles, node_dir: str, redirects: Optional[Mapping[str, str]] = None
 ) -> Tuple[List[Tuple[str, str]], List[str]]:
     """``filepath.WalkDir`` of a drop-in dir: ``[(node path, node path to read)]`` and problems.
 
@@ -92,7 +89,7 @@ def walk_config_dir(
         if depth > MAX_NESTING:
             problems.append("kubelet --config-dir %s nests directories deeper than %d levels (not followed)" % (shown_dir, MAX_NESTING))
             return
-        listed, problem = list_dir(under_root(root, read_dir), "kubelet --config-dir " + shown_dir)
+        listed, problem = list_dir(files, read_dir, "kubelet --config-dir " + shown_dir)
         if listed is None:
             problems.append(problem or "kubelet --config-dir %s does not exist (kubelet would not start)" % shown_dir)
             return
@@ -101,13 +98,12 @@ def walk_config_dir(
         for name in sorted(entries):
             shown = node_join(shown_dir, name)
             source = redirects.get(shown, node_join(read_dir, name))
-            try:
-                mode = os.lstat(under_root(root, source, follow=False)).st_mode
-            except OSError:
+            kind = files.kind(source, follow=False)
+            if kind in ("absent", "error"):
                 if shown in redirects:
                     problems.append("%s (copied to %s by the agent) does not exist" % (source, shown))
                 continue
-            if stat.S_ISDIR(mode):
+            if kind == "dir":
                 walk(shown, source, depth + 1)
             elif go_ext(name) == ".conf":
                 found.append((shown, source))
@@ -116,8 +112,8 @@ def walk_config_dir(
     return found, problems
 
 
-def _load_document(root: str, node_path: str, require_kind: bool) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
-    text, problem, _exists = read_node_text(root, node_path)
+def _load_document(files: NodeFiles, node_path: str, require_kind: bool) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
+    text, problem, _exists = read_node_text(files, node_path)
     if text is None:
         return None, problem
     if text == "":
@@ -151,12 +147,12 @@ def _fatal(problem: str) -> str:
 
 
 def _config_file_layers(
-    root: str, config_path: Optional[str], named: bool
+    files: NodeFiles, config_path: Optional[str], named: bool
 ) -> Tuple[ConfigLayers, Optional[str], List[str], bool]:
     """``(layers, path read, fatal problems, found)`` for layers 1-2."""
     if config_path is None:
         return kubelet_defaults(), None, [], False
-    document, problem = _load_document(root, config_path, require_kind=False)
+    document, problem = _load_document(files, config_path, require_kind=False)
     if document is None:
         missing = problem is not None and problem.endswith("does not exist")
         if missing and not named:
@@ -174,7 +170,7 @@ def _choose(option: Optional[str], option_name: str, flag: Optional[str], flag_o
 
 
 def load_kubelet_settings(
-    root: str = "/",
+    files: NodeFiles,
     kubelet_root_dir: Optional[str] = None,
     config_path: Optional[str] = None,
     config_dir: Optional[str] = None,
@@ -183,14 +179,13 @@ def load_kubelet_settings(
     reserved_memory: Union[None, Mapping[Any, Any], Sequence[Any]] = None,
     launch: Optional[KubeletLaunch] = None,
 ) -> KubeletSettings:
-    """Kubelet's effective memory-manager settings on the node under ``root``.
+    """Kubelet's effective memory-manager settings on the node whose files are ``files``.
 
     ``flags``: kubelet's command line given by the operator (then the discovered one is not
     used; the distribution and service are still reported). ``launch``: a discovery result
     to use instead of discovering (tests, the kubelet stand-in).
     """
-    root = os.fspath(root) or "/"
-    launch = launch or discover_kubelet(root)
+    launch = launch or discover_kubelet(files)
     config_problems = list(launch.problems)
     if flags is not None:
         args, arg_problems = _explicit_args(flags)
@@ -211,16 +206,16 @@ def load_kubelet_settings(
     dropin_dir, builder.field_sources["config_dir"] = _choose(config_dir, "kubelet_config_dir", parsed.config_dir, parsed.origins.get("config-dir", ""), None)
 
     named = builder.field_sources["config_path"] != DEFAULT
-    layers, config_read, problems, config_found = _config_file_layers(root, config, named)
+    layers, config_read, problems, config_found = _config_file_layers(files, config, named)
     config_problems.extend(problems)
     sources = list(launch.sources) + ([config_read] if config_read else [])
     dropins: List[str] = []
     if dropin_dir:
         redirects = dict(launch.dropin_redirects) if not config_dir else {}
-        files, walk_problems = walk_config_dir(root, dropin_dir, redirects)
+        found_dropins, walk_problems = walk_config_dir(files, dropin_dir, redirects)
         config_problems.extend(walk_problems)
-        for shown, source in files:
-            document, problem = _load_document(root, source, require_kind=True)
+        for shown, source in found_dropins:
+            document, problem = _load_document(files, source, require_kind=True)
             if document is None:
                 config_problems.append(_fatal("kubelet --config-dir drop-in %s" % problem))
                 continue
@@ -230,7 +225,7 @@ def load_kubelet_settings(
         config_problems.append(
             "no kubelet configuration found under %s: no kubelet unit or distribution wrapper (kubeadm, k3s, RKE2, "
             "k0s, MicroK8s, EKS, OpenShift, Kubespray) and no %s; pass kubelet_config, kubelet_config_dir, "
-            "kubelet_flags, or policy and reserved_memory" % (root, node_join(DEFAULT_ROOT_DIR, "config.yaml"))
+            "kubelet_flags, or policy and reserved_memory" % (files.root, node_join(DEFAULT_ROOT_DIR, "config.yaml"))
         )
 
     _apply_layers(builder, layers)

@@ -27,16 +27,15 @@ config files through :mod:`_yaml`), Python >= 3.9.
 
 from __future__ import annotations
 
-import os
 import posixpath
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import (
-    node_join,
-    under_root,
-)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import NodeFiles, node_join
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import KUBELET_FOLLOWS
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import STATE_FILE_NAME
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import (
+    UNIT_FOLLOWS,
     ServiceDefinition,
     load_service,
     read_env_file,
@@ -49,10 +48,13 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.launch import (
     KubeletLaunch,
     _service_sources,
+    service_reads,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrapped import (
     K3S,
     RKE2,
+    WRAPPED_FOLLOWS,
+    WRAPPED_READS,
     _k0s,
     _microk8s,
     _rancher,
@@ -60,6 +62,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappe
 
 __all__ = [
     "DISTRIBUTIONS",
+    "DISCOVERY_READS",
+    "DISCOVERY_FOLLOWS",
     "discover_kubelet",
 ]
 
@@ -69,12 +73,28 @@ KUBEADM_FLAGS_FILE = "/var/lib/kubelet/kubeadm-flags.env"
 EXTRA_ARGS_FILES = ("/etc/default/kubelet", "/etc/sysconfig/kubelet")
 # kubeadm's drop-in: ExecStart=... $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS (later wins).
 FLAG_VARIABLES = ("KUBELET_KUBEADM_ARGS", "KUBELET_EXTRA_ARGS")
+EKS_BOOTSTRAP = "/etc/eks/bootstrap.sh"
+DEFAULT_CONFIG = node_join(DEFAULT_ROOT_DIR, "config.yaml")
+
+# What discovery reads on a node (the node reader's plan, _probe.read_plan): kubelet.service (kubeadm, EKS, OpenShift,
+# Kubespray: the files its ExecStart and environment name are followed), kubeadm's files without a unit, the
+# checkpoint under kubelet's default root dir, and what each wrapper reads (_kubelet.wrapped).
+DISCOVERY_FOLLOWS: Dict[str, Dict[str, Any]] = dict(UNIT_FOLLOWS, **KUBELET_FOLLOWS, **WRAPPED_FOLLOWS)
+DISCOVERY_READS: Tuple[Dict[str, Any], ...] = tuple(
+    service_reads(("kubelet",), list(KUBELET_FOLLOWS))
+    + [
+        {"read": "{%s}" % ",".join((KUBEADM_FLAGS_FILE,) + EXTRA_ARGS_FILES), "follow": list(KUBELET_FOLLOWS)},
+        {"read": DEFAULT_CONFIG},
+        {"stat": EKS_BOOTSTRAP},
+        {"read": node_join(DEFAULT_ROOT_DIR, STATE_FILE_NAME), "raw": True},
+    ]
+) + WRAPPED_READS
 
 
 # --------------------------------------------------------------------------- reading
 
 
-def _systemd_distribution(service: ServiceDefinition, args: Sequence[Arg], root: str) -> str:
+def _systemd_distribution(service: ServiceDefinition, args: Sequence[Arg], files: NodeFiles) -> str:
     """Tell the distribution by the files its kubelet unit reads (kubelet-layouts.md section 2)."""
     words = [arg.value for arg in service.command]
     env_files = set(service.env_files)
@@ -83,7 +103,7 @@ def _systemd_distribution(service: ServiceDefinition, args: Sequence[Arg], root:
         return "openshift"
     if "/etc/eks/kubelet/environment" in env_files or "NODEADM_KUBELET_ARGS" in service.environment:
         return "eks-al2023"
-    if config == "/etc/kubernetes/kubelet/kubelet-config.json" or os.path.exists(under_root(root, "/etc/eks/bootstrap.sh")):
+    if config == "/etc/kubernetes/kubelet/kubelet-config.json" or files.exists(EKS_BOOTSTRAP):
         return "eks-al2"
     if "/etc/kubernetes/kubelet.env" in env_files:
         return "kubespray"
@@ -94,32 +114,32 @@ def _systemd_distribution(service: ServiceDefinition, args: Sequence[Arg], root:
     return "unknown"
 
 
-def _kubelet_unit(root: str) -> Optional[KubeletLaunch]:
-    service = load_service(root, "kubelet.service")
+def _kubelet_unit(files: NodeFiles) -> Optional[KubeletLaunch]:
+    service = load_service(files, "kubelet.service")
     if not service.found:
         return None
     if not service.problems and not runs_kubelet(service.command):
         # A kubelet.service whose ExecStart is some other program (a site wrapper, a stand-in):
         # its argv cannot be read, so kubeadm's files decide, as on a node without a unit.
-        fallback = _kubeadm_without_unit(root)
+        fallback = _kubeadm_without_unit(files)
         return KubeletLaunch(
             fallback.distribution, "kubelet", fallback.args, tuple(_service_sources(service)) + fallback.sources,
             fallback.problems, default_config=fallback.default_config, found=fallback.found,
         )
     args = kubelet_args_of(service.command)
     return KubeletLaunch(
-        _systemd_distribution(service, args, root), "kubelet", tuple(args), tuple(_service_sources(service)), service.problems
+        _systemd_distribution(service, args, files), "kubelet", tuple(args), tuple(_service_sources(service)), service.problems
     )
 
 
-def _kubeadm_without_unit(root: str) -> KubeletLaunch:
+def _kubeadm_without_unit(files: NodeFiles) -> KubeletLaunch:
     """No unit and no wrapper: kubeadm's environment files and ``<root dir>/config.yaml`` (today's defaults)."""
     args: List[Arg] = []
     sources: List[str] = []
     problems: List[str] = []
     variables: Dict[str, Arg] = {}
     for node_path in (KUBEADM_FLAGS_FILE,) + EXTRA_ARGS_FILES:
-        found, file_problems, exists = read_env_file(root, node_path)
+        found, file_problems, exists = read_env_file(files, node_path)
         if found is None and not exists:
             continue
         problems.extend(file_problems)
@@ -132,8 +152,8 @@ def _kubeadm_without_unit(root: str) -> KubeletLaunch:
     for name in FLAG_VARIABLES:
         if name in variables:
             args.extend(Arg(word, variables[name].origin) for word in variables[name].value.split())
-    default_config = node_join(DEFAULT_ROOT_DIR, "config.yaml")
-    found = bool(sources) or os.path.exists(under_root(root, default_config))
+    default_config = DEFAULT_CONFIG
+    found = bool(sources) or files.exists(default_config)
     return KubeletLaunch(
         "kubeadm" if found else "unknown",
         "kubelet" if found else None,
@@ -145,19 +165,19 @@ def _kubeadm_without_unit(root: str) -> KubeletLaunch:
     )
 
 
-_PROFILES: Tuple[Callable[[str], Optional[KubeletLaunch]], ...] = (
+_PROFILES: Tuple[Callable[[NodeFiles], Optional[KubeletLaunch]], ...] = (
     _microk8s,
     _k0s,
-    lambda root: _rancher(root, RKE2),
-    lambda root: _rancher(root, K3S),
+    lambda files: _rancher(files, RKE2),
+    lambda files: _rancher(files, K3S),
     _kubelet_unit,
 )
 
 
-def discover_kubelet(root: str = "/") -> KubeletLaunch:
+def discover_kubelet(files: NodeFiles) -> KubeletLaunch:
     """The first profile that recognises the node; kubeadm's defaults when none does."""
     for profile in _PROFILES:
-        launch = profile(root)
+        launch = profile(files)
         if launch is not None:
             return launch
-    return _kubeadm_without_unit(root)
+    return _kubeadm_without_unit(files)

@@ -15,7 +15,7 @@ import shlex
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import parse_reserved_memory_flag
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletFlags, go_quote
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import STATE_FILE_NAME, KubeletFlags, go_quote
 
 __all__ = [
     "REMOVED_FLAGS",
@@ -27,6 +27,9 @@ __all__ = [
     "added_gate_problems",
     "parse_kubelet_flags",
     "split_args",
+    "FOLLOWED_PATH",
+    "path_flag",
+    "KUBELET_FOLLOWS",
 ]
 
 
@@ -78,6 +81,24 @@ def parse_feature_gates_flag(value: str) -> Dict[str, bool]:
             raise ValueError("invalid value of %s: %s, err: strconv.ParseBool: parsing %s: invalid syntax" % (key, item, go_quote(item)))
         result[key] = lowered in ("1", "t", "true")
     return result
+
+
+# The node reader's follows of kubelet's path flags (_node.plan_reader): what --config, --config-dir and --root-dir
+# name, read as the engine reads it (kubelet's configuration file, its drop-in directory, the checkpoint). A path
+# may start with a variable the file's reader expands (MicroK8s' ${SNAP_DATA}).
+FOLLOWED_PATH = r"""["']?([/$][^\s"';,\]]*)"""
+
+
+def path_flag(names: str) -> str:
+    """A follow's pattern: the path after one of the flags ``names`` (a regex alternation), ``=`` or blanks between."""
+    return r"(?<![\w-])(?:%s)(?:=|[ \t]+)" % names + FOLLOWED_PATH
+
+
+KUBELET_FOLLOWS: Dict[str, Dict[str, Any]] = {
+    "kubelet-config": {"pattern": path_flag("--config"), "then": [{"read": "{}", "follow": []}]},
+    "kubelet-config-dir": {"pattern": path_flag("--config-dir"), "then": [{"walk": "{}", "follow": []}]},
+    "kubelet-root-dir": {"pattern": path_flag("--root-dir"), "then": [{"read": "{}/" + STATE_FILE_NAME, "raw": True}]},
+}
 
 
 def _flag_name(arg: str) -> Tuple[str, str, str]:

@@ -9,23 +9,24 @@ What every distribution profile shares: the record it returns, which of a distri
 
 from __future__ import annotations
 
-import os
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import (
-    list_node_dir,
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import (
+    NodeFiles,
+    list_dir,
     node_join,
-    under_root,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import (
+    UNIT_DIRS,
     ServiceDefinition,
     load_service,
 )
 
 __all__ = [
     "KubeletLaunch",
+    "service_reads",
 ]
 
 # systemctl enable links a unit into a target's .wants/ or .requires/ under /etc/systemd/system.
@@ -53,24 +54,38 @@ class KubeletLaunch(Record, frozen=True):
     notes: Tuple[str, ...] = ()
 
 
-def _is_enabled(root: str, unit: str) -> bool:
+def service_reads(units: Sequence[str], follow: Sequence[str]) -> List[Dict[str, Any]]:
+    """What :func:`_first_service` reads of the services ``units`` (names without ``.service``): each unit file in
+    systemd's directories, its drop-ins, the environment files they name, and whether it is enabled; the texts
+    followed with ``follow`` (the profile's own follows) besides the environment files."""
+    names = ",".join(unit + ".service" for unit in units)
+    directories = ",".join(UNIT_DIRS)
+    follows = ["environment-file"] + list(follow)
+    return [
+        {"read": "{%s}/{%s}" % (directories, names), "follow": follows},
+        {"list": "{%s}/{%s}.d" % (directories, names), "entries": ["*.conf"], "follow": follows},
+        {"stat": "%s/*.{wants,requires}/{%s}" % (ENABLED_LINK_DIR, names)},
+    ]
+
+
+def _is_enabled(files: NodeFiles, unit: str) -> bool:
     """Whether ``systemctl enable`` linked ``unit`` into some ``<target>.wants/`` or ``.requires/``."""
-    entries, _problem = list_node_dir(root, ENABLED_LINK_DIR)
+    entries, _problem = list_dir(files, ENABLED_LINK_DIR, ENABLED_LINK_DIR)
     return any(
-        os.path.lexists(under_root(root, node_join(ENABLED_LINK_DIR, entry, unit), follow=False))
+        files.lexists(node_join(ENABLED_LINK_DIR, entry, unit))
         for entry in entries or ()
         if entry.endswith((".wants", ".requires"))
     )
 
 
-def _first_service(root: str, names: Sequence[str]) -> Optional[ServiceDefinition]:
+def _first_service(files: NodeFiles, names: Sequence[str]) -> Optional[ServiceDefinition]:
     """The first of ``names`` that is enabled, else the first that exists.
 
     RKE2's tarball and rpm install both ``rke2-server`` and ``rke2-agent`` units; only the
     enabled one runs (docs.rke2.io "Installation Methods": lib holds the server and agent units).
     """
-    found = [service for service in (load_service(root, name + ".service") for name in names) if service.found]
-    enabled = [service for service in found if _is_enabled(root, service.name)]
+    found = [service for service in (load_service(files, name + ".service") for name in names) if service.found]
+    enabled = [service for service in found if _is_enabled(files, service.name)]
     return (enabled or found or [None])[0]
 
 

@@ -26,15 +26,14 @@ and line. Stdlib only, Python >= 3.9.
 
 from __future__ import annotations
 
-import os
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import (
-    list_node_dir,
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import (
+    NodeFiles,
+    list_dir,
     node_join,
-    under_root,
+    read_node_text,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import (
     Arg,
@@ -53,6 +52,7 @@ __all__ = [
     "find_unit",
     "find_dropins",
     "load_service",
+    "UNIT_FOLLOWS",
 ]
 
 # systemd's system unit search path, highest precedence first (the directories the issue and
@@ -64,6 +64,14 @@ UNIT_DIRS = (
     "/usr/lib/systemd/system",
     "/lib/systemd/system",
 )
+
+
+# The node reader's follow of a unit's text (_node.plan_reader): the environment files it names, %n and %N of the
+# unit expanded (k3s' and RKE2's EnvironmentFile=-/etc/default/%N); they are read with the service's own follows.
+UNIT_FOLLOWS: Dict[str, Dict[str, Any]] = {
+    "environment-file": {"pattern": r"^[ \t]*EnvironmentFile[ \t]*=[ \t]*-?[ \t]*(/\S+)", "unit_specifiers": True,
+                         "then": [{"read": "{}"}]},
+}
 
 
 class ServiceDefinition(Record, frozen=True):
@@ -85,25 +93,24 @@ class ServiceDefinition(Record, frozen=True):
 # --------------------------------------------------------------------------- reading units
 
 
-def find_unit(root: str, name: str) -> Tuple[Optional[str], List[str]]:
+def find_unit(files: NodeFiles, name: str) -> Tuple[Optional[str], List[str]]:
     """The node path of unit ``name`` (e.g. ``kubelet.service``), highest precedence first."""
     for directory in UNIT_DIRS:
         node_path = node_join(directory, name)
-        link_path = under_root(root, node_path, follow=False)
-        if os.path.islink(link_path) and os.readlink(link_path) == "/dev/null":
+        if files.readlink(node_path) == "/dev/null":
             return None, ["%s is masked (linked to /dev/null)" % node_path]
-        if os.path.isfile(under_root(root, node_path)):
+        if files.isfile(node_path):
             return node_path, []
     return None, []
 
 
-def find_dropins(root: str, name: str) -> Tuple[List[str], List[str]]:
+def find_dropins(files: NodeFiles, name: str) -> Tuple[List[str], List[str]]:
     """``<name>.d/*.conf`` node paths in systemd's order: by file name, earlier directories shadowing."""
     chosen: Dict[str, str] = {}
     problems = []
     for directory in UNIT_DIRS:
         dropin_dir = node_join(directory, name + ".d")
-        entries, problem = list_node_dir(root, dropin_dir)
+        entries, problem = list_dir(files, dropin_dir, dropin_dir)
         if problem:
             problems.append(problem)
         for entry in entries or ():
@@ -156,22 +163,22 @@ class _ServiceBuilder:
         self.environment.extend((key, item, where.rsplit(":", 1)[0]) for key, item in assignments)
 
 
-def read_env_file(root: str, node_path: str) -> Tuple[Optional[Dict[str, str]], List[str], bool]:
+def read_env_file(files: NodeFiles, node_path: str) -> Tuple[Optional[Dict[str, str]], List[str], bool]:
     """``(variables, problems, exists)`` of an environment file; ``variables`` is ``None`` when it
     cannot be read (then ``problems`` holds why). Every problem names the file."""
-    text, problem, exists = read_node_text(root, node_path)
+    text, problem, exists = read_node_text(files, node_path)
     if text is None:
         return None, [problem or node_path], exists
     variables, problems = parse_env_file(text)
     return variables, ["%s: %s" % (node_path, item) for item in problems], True
 
 
-def _read_env_files(root: str, env_files: Sequence[Tuple[str, str]], environment: Dict[str, Arg]) -> Tuple[List[str], List[str]]:
+def _read_env_files(files: NodeFiles, env_files: Sequence[Tuple[str, str]], environment: Dict[str, Arg]) -> Tuple[List[str], List[str]]:
     read, problems = [], []
     for value, where in env_files:
         optional = value.startswith("-")
         node_path = value.lstrip("-").strip()
-        variables, file_problems, exists = read_env_file(root, node_path)
+        variables, file_problems, exists = read_env_file(files, node_path)
         if variables is None:
             if exists or not optional:
                 problems.extend("%s: EnvironmentFile %s" % (where, problem) for problem in file_problems)
@@ -182,22 +189,22 @@ def _read_env_files(root: str, env_files: Sequence[Tuple[str, str]], environment
     return read, problems
 
 
-def load_service(root: str, name: str) -> ServiceDefinition:
+def load_service(files: NodeFiles, name: str) -> ServiceDefinition:
     """Unit ``name`` (``kubelet.service``) with its drop-ins, environment and expanded ``ExecStart``."""
-    unit_path, problems = find_unit(root, name)
+    unit_path, problems = find_unit(files, name)
     if unit_path is None:
         return ServiceDefinition(name, None, (), (), {}, (), tuple(problems))
-    dropins, problems = find_dropins(root, name)
+    dropins, problems = find_dropins(files, name)
     builder = _ServiceBuilder(name)
     builder.problems.extend(problems)
     for node_path in [unit_path] + dropins:
-        text, problem, _exists = read_node_text(root, node_path)
+        text, problem, _exists = read_node_text(files, node_path)
         if text is None:
             builder.problems.append(problem)
             continue
         builder.apply(node_path, text)
     environment = {key: Arg(item, origin) for key, item, origin in builder.environment}
-    env_files, env_problems = _read_env_files(root, builder.env_files, environment)
+    env_files, env_problems = _read_env_files(files, builder.env_files, environment)
     builder.problems.extend(env_problems)
     command: List[Arg] = []
     if builder.exec_start is not None:

@@ -10,22 +10,25 @@ Reads only; stdlib only (the k3s and RKE2 config files through :mod:`_yaml`), Py
 
 from __future__ import annotations
 
-import os
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import (
-    list_node_dir,
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import (
+    NodeFiles,
+    list_dir,
     node_join,
-    under_root,
+    read_node_text,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import FOLLOWED_PATH, KUBELET_FOLLOWS, path_flag
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader import filled
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import STATE_FILE_NAME
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.launch import (
     KubeletLaunch,
     _command_words,
     _first_service,
     _service_sources,
+    service_reads,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappers import (
     _k0s_controller_runs_kubelet,
@@ -41,19 +44,27 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappe
 __all__ = [
     "K3S",
     "RKE2",
+    "WRAPPED_READS",
+    "WRAPPED_FOLLOWS",
 ]
 
 
 MICROK8S_SNAP = "/snap/microk8s/current"
 MICROK8S_DATA = "/var/snap/microk8s/current"
 MICROK8S_COMMON = "/var/snap/microk8s/common"
+MICROK8S_VARIABLES = {"SNAP": MICROK8S_SNAP, "SNAP_DATA": MICROK8S_DATA, "SNAP_COMMON": MICROK8S_COMMON}
+MICROK8S_ARGS = MICROK8S_DATA + "/args/kubelet"
 MICROK8S_SERVICE = "snap.microk8s.daemon-kubelite"
 K0S_UNITS = ("k0sworker", "k0scontroller")
 K0S_DATA_DIR = "/var/lib/k0s"
+K0S_LEGACY_CONFIG = "kubelet-config.yaml"
 # k0s >= v1.32.1 writes kubelet's config to <run dir>/kubelet/config.yaml at every start, the run dir
 # being /run/k0s for root; before, <data dir>/kubelet-config.yaml (k0sproject/k0s
 # pkg/component/worker/kubelet.go Init, pkg/config/cfgvars.go NewCfgVars).
 K0S_RUN_CONFIG = "/run/k0s/kubelet/config.yaml"
+RANCHER_AGENT_DIR = "agent"
+RANCHER_MANAGED_DIR = "agent/etc/kubelet.conf.d"
+RANCHER_DOT_D_SUFFIXES = (".yaml", ".yml")
 
 
 class RancherFlavour(Record, frozen=True):
@@ -69,11 +80,47 @@ class RancherFlavour(Record, frozen=True):
 K3S = RancherFlavour("k3s", ("k3s-agent", "k3s"), "/etc/rancher/k3s/config.yaml", "/var/lib/rancher/k3s", "K3S_CONFIG_FILE")
 RKE2 = RancherFlavour("rke2", ("rke2-agent", "rke2-server"), "/etc/rancher/rke2/config.yaml", "/var/lib/rancher/rke2", "RKE2_CONFIG_FILE")
 
+# --------------------------------------------------------------------------- what these profiles read (the node reader's plan)
 
-def _load_yaml_file(root: str, node_path: str) -> Tuple[Optional[Dict[str, object]], Optional[str], bool]:
+_DATA_DIR_THEN = [{"stat": "{}/" + RANCHER_AGENT_DIR}, {"walk": "{}/" + RANCHER_MANAGED_DIR, "follow": []}]
+_CONFIG_FILE_THEN = [{"read": "{}"}, {"list": "{}.d", "entries": ["*" + suffix for suffix in RANCHER_DOT_D_SUFFIXES], "nocase": True}]
+# What a k3s or RKE2 service, its environment and its config files name: the config file (--config, -c, the
+# <FLAVOUR>_CONFIG_FILE variable), the data dir (--data-dir, -d, data-dir:), and kubelet-arg's config=, config-dir=
+# and root-dir= (without dashes: the agent adds them); k0s' data dir and kubelet root dir.
+WRAPPED_FOLLOWS: Dict[str, Dict[str, Any]] = {
+    "rancher-config-file": {"pattern": r"(?:%s|\b(?:%s)=%s)" % (path_flag("--config|-c"), "|".join((K3S.config_env, RKE2.config_env)), FOLLOWED_PATH),
+                            "then": _CONFIG_FILE_THEN},
+    "rancher-data-dir": {"pattern": r"(?:%s|^[ \t]*data-dir[ \t]*:[ \t]*%s)" % (path_flag("--data-dir|-d"), FOLLOWED_PATH), "then": _DATA_DIR_THEN},
+    "kubelet-arg-config": {"pattern": r"(?<![\w.-])config=" + FOLLOWED_PATH, "then": KUBELET_FOLLOWS["kubelet-config"]["then"]},
+    "kubelet-arg-config-dir": {"pattern": r"(?<![\w.-])config-dir=" + FOLLOWED_PATH, "then": KUBELET_FOLLOWS["kubelet-config-dir"]["then"]},
+    "kubelet-arg-root-dir": {"pattern": r"(?<![\w.-])root-dir=" + FOLLOWED_PATH, "then": KUBELET_FOLLOWS["kubelet-root-dir"]["then"]},
+    "k0s-data-dir": {"pattern": path_flag("--data-dir"),
+                     "then": [{"read": "{}/" + K0S_LEGACY_CONFIG, "follow": []}, {"read": "{}/kubelet/" + STATE_FILE_NAME, "raw": True}]},
+    "k0s-kubelet-root-dir": {"pattern": path_flag("--kubelet-root-dir"), "then": KUBELET_FOLLOWS["kubelet-root-dir"]["then"]},
+}
+_RANCHER_FOLLOW = ("rancher-config-file", "rancher-data-dir", "kubelet-arg-config", "kubelet-arg-config-dir", "kubelet-arg-root-dir")
+# k0s' own --config is the cluster's configuration, never read: only the root dir and drop-ins a --kubelet-extra-args names.
+_K0S_FOLLOW = ("k0s-data-dir", "k0s-kubelet-root-dir", "kubelet-root-dir", "kubelet-config-dir")
+
+
+def _rancher_reads(flavour: RancherFlavour) -> List[Dict[str, Any]]:
+    """A k3s or RKE2 service, its config file and ``.d`` files, its agent dir and managed drop-in dir, by default."""
+    return (service_reads(flavour.units, _RANCHER_FOLLOW) + filled(_CONFIG_FILE_THEN, flavour.config_file, _RANCHER_FOLLOW)
+            + filled(_DATA_DIR_THEN, flavour.data_dir))
+
+
+WRAPPED_READS: Tuple[Dict[str, Any], ...] = tuple(
+    [{"read": MICROK8S_ARGS, "variables": MICROK8S_VARIABLES, "follow": list(KUBELET_FOLLOWS)}]
+    + service_reads(K0S_UNITS, _K0S_FOLLOW)
+    + [{"read": K0S_RUN_CONFIG, "follow": []}] + filled(WRAPPED_FOLLOWS["k0s-data-dir"]["then"], K0S_DATA_DIR)
+    + _rancher_reads(RKE2) + _rancher_reads(K3S)
+)
+
+
+def _load_yaml_file(files: NodeFiles, node_path: str) -> Tuple[Optional[Dict[str, object]], Optional[str], bool]:
     from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.goyaml import load_mapping  # pylint: disable=import-outside-toplevel
 
-    text, problem, exists = read_node_text(root, node_path)
+    text, problem, exists = read_node_text(files, node_path)
     if text is None:
         return None, problem, exists
     document, problem = load_mapping(text)
@@ -82,31 +129,30 @@ def _load_yaml_file(root: str, node_path: str) -> Tuple[Optional[Dict[str, objec
     return document, None, True
 
 
-def _microk8s(root: str) -> Optional[KubeletLaunch]:
-    args_file = node_join(MICROK8S_DATA, "args/kubelet")
-    if not os.path.exists(under_root(root, args_file)):
+def _microk8s(files: NodeFiles) -> Optional[KubeletLaunch]:
+    args_file = MICROK8S_ARGS
+    if not files.exists(args_file):
         return None
-    text, problem, _exists = read_node_text(root, args_file)
+    text, problem, _exists = read_node_text(files, args_file)
     if text is None:
         return KubeletLaunch("microk8s", MICROK8S_SERVICE, problems=(problem,), sources=(args_file,))
-    variables = {"SNAP": MICROK8S_SNAP, "SNAP_DATA": MICROK8S_DATA, "SNAP_COMMON": MICROK8S_COMMON}
-    words, error = bash_array_words(text, variables)
+    words, error = bash_array_words(text, MICROK8S_VARIABLES)
     problems = ("%s: %s" % (args_file, error),) if error else ()
     return KubeletLaunch(
         "microk8s", MICROK8S_SERVICE, tuple(Arg(word, args_file) for word in words), (args_file,), problems
     )
 
 
-def _k0s_config(root: str, data_dir: str) -> str:
+def _k0s_config(files: NodeFiles, data_dir: str) -> str:
     """The run-dir config of k0s >= v1.32.1, else the older ``<data dir>/kubelet-config.yaml`` when only it exists."""
-    legacy = node_join(data_dir, "kubelet-config.yaml")
-    if not os.path.exists(under_root(root, K0S_RUN_CONFIG)) and os.path.exists(under_root(root, legacy)):
+    legacy = node_join(data_dir, K0S_LEGACY_CONFIG)
+    if not files.exists(K0S_RUN_CONFIG) and files.exists(legacy):
         return legacy
     return K0S_RUN_CONFIG
 
 
-def _k0s(root: str) -> Optional[KubeletLaunch]:
-    service = _first_service(root, K0S_UNITS)
+def _k0s(files: NodeFiles) -> Optional[KubeletLaunch]:
+    service = _first_service(files, K0S_UNITS)
     if service is None:
         return None
     words = [arg.value for arg in service.command]
@@ -114,7 +160,7 @@ def _k0s(root: str) -> Optional[KubeletLaunch]:
     # --kubelet-root-dir (k0s >= v1.32.1) moves kubelet's root dir, default <data dir>/kubelet (cfgvars.go).
     root_dir = _option_value(words, ("--kubelet-root-dir",)) or node_join(data_dir, "kubelet")
     origin = "k0s %s (data dir %s)" % (service.name[: -len(".service")], data_dir)
-    args = [Arg("--root-dir=" + node_join(root_dir), origin), Arg("--config=" + _k0s_config(root, data_dir), origin)]
+    args = [Arg("--root-dir=" + node_join(root_dir), origin), Arg("--config=" + _k0s_config(files, data_dir), origin)]
     problems = list(service.problems)
     if service.name == "k0scontroller.service" and not _k0s_controller_runs_kubelet(words):
         problems.append("%s: k0s controller without --enable-worker or --single runs no kubelet" % service.unit_path)
@@ -123,23 +169,23 @@ def _k0s(root: str) -> Optional[KubeletLaunch]:
     return KubeletLaunch("k0s", service.name[: -len(".service")], tuple(args), tuple(_service_sources(service)), tuple(problems))
 
 
-def _rancher_documents(root: str, config_file: str) -> Tuple[List[Tuple[str, Dict[str, object]]], List[str], List[str]]:
+def _rancher_documents(files: NodeFiles, config_file: str) -> Tuple[List[Tuple[str, Dict[str, object]]], List[str], List[str]]:
     documents, sources, problems = [], [], []
-    document, problem, exists = _load_yaml_file(root, config_file)
+    document, problem, exists = _load_yaml_file(files, config_file)
     if problem and exists:
         problems.append(problem)
     if document is not None:
         documents.append((config_file, document))
         sources.append(config_file)
-    entries, problem = list_node_dir(root, config_file + ".d")
+    entries, problem = list_dir(files, config_file + ".d", config_file + ".d")
     if problem:
         problems.append(problem)
     for entry in entries or ():
         node_path = node_join(config_file + ".d", entry)
         # k3s' dotDFiles: regular entries ending in .yaml/.yml, case-insensitively (pkg/configfilearg/parser.go)
-        if not entry.lower().endswith((".yaml", ".yml")) or os.path.isdir(under_root(root, node_path)):
+        if not entry.lower().endswith(RANCHER_DOT_D_SUFFIXES) or files.isdir(node_path):
             continue
-        document, problem, _exists = _load_yaml_file(root, node_path)
+        document, problem, _exists = _load_yaml_file(files, node_path)
         if problem:
             problems.append(problem)
         elif document is not None:
@@ -148,25 +194,23 @@ def _rancher_documents(root: str, config_file: str) -> Tuple[List[Tuple[str, Dic
     return documents, sources, problems
 
 
-def _rancher(root: str, flavour: RancherFlavour) -> Optional[KubeletLaunch]:
-    service = _first_service(root, flavour.units)
-    marker = any(
-        os.path.exists(under_root(root, path)) for path in (flavour.config_file, node_join(flavour.data_dir, "agent"))
-    )
+def _rancher(files: NodeFiles, flavour: RancherFlavour) -> Optional[KubeletLaunch]:
+    service = _first_service(files, flavour.units)
+    marker = any(files.exists(path) for path in (flavour.config_file, node_join(flavour.data_dir, RANCHER_AGENT_DIR)))
     if service is None and not marker:
         return None
     words = [arg.value for arg in _command_words(service)]
     env_config = service.environment.get(flavour.config_env).value if service and flavour.config_env in service.environment else None
     config_file = _option_value(words, ("--config", "-c")) or env_config or flavour.config_file
-    documents, sources, problems = _rancher_documents(root, config_file)
+    documents, sources, problems = _rancher_documents(files, config_file)
     problems = list(service.problems if service else ()) + problems
     configured_data_dir = merge_rancher_config(documents, "data-dir")[0]
     data_dir = _option_value(words, ("--data-dir", "-d")) or (configured_data_dir[-1] if configured_data_dir else flavour.data_dir)
-    managed_dir = node_join(data_dir, "agent/etc/kubelet.conf.d")
+    managed_dir = node_join(data_dir, RANCHER_MANAGED_DIR)
     values, setters = merge_rancher_config(documents, "kubelet-arg")
     user_args = [Arg(value, "kubelet-arg in " + ", ".join(setters)) for value in values]
     user_args += [Arg(value, "--kubelet-arg of " + (service.unit_path or "")) for value in _option_values(words, "--kubelet-arg")]
-    if os.path.isdir(under_root(root, managed_dir)):
+    if files.isdir(managed_dir):
         kubelet_args, redirects, arg_problems = rancher_kubelet_args(user_args, managed_dir)
         args = [Arg("--config-dir=" + managed_dir, "%s agent (its managed drop-in dir)" % flavour.name)] + kubelet_args
     else:  # an agent older than v1.32 never made the managed dir: it passes every setting as a flag

@@ -16,7 +16,7 @@ import re
 import shlex
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import node_join
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
 
 __all__ = [

@@ -1,38 +1,57 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The node's side of the controller's probe: the files a read plan names, as they are (no engine, stdlib only).
+"""The node's side of the controller's probe: read what a read plan names, through the engine's own :class:`HostFiles`.
 
-Knows nothing of kubelet: it resolves node paths under a root one component at a time (symbolic links as
-the node resolves them, never above the root) and records what each component is, a regular file's bytes
-(at most a limit and one byte more), a directory's entry names, a link's target; it follows the paths the
-files it read name when the controller's patterns say so.
+The engine's discovery declares what it reads (``_probe.read_plan``: units, drop-in directories, environment and
+configuration files, the checkpoints, sysfs and procfs, and which paths named in those files are followed);
+:func:`read_plan` reads exactly that on the node with the same :class:`~_common.node_files.NodeFiles` methods
+the engine calls, and records every primitive they met (:class:`Recorder`): that record is the answer, which the
+controller replays (``_common.answered_files``). So nothing crosses that the engine would not read itself, text
+passes ``_common.credentials`` (keys, certificates and kubeconfigs withheld, credential values redacted), a
+directory crosses as its names only, and a followed path is read once (a memo), within a time and size budget.
 
-The controller sends this file's text to the node's Python on standard input where Ansible pipelines
-modules (``plugins/plugin_utils/_snapshot.py``: :func:`read_plan` is all it calls), else the
-``__node_read`` module runs it: so it imports the standard library only, and nothing at all of this collection.
+A rule is a mapping: ``{"read": PATH}`` (text; ``"raw": true`` for sysfs, procfs and checkpoints),
+``{"list": DIR, "entries": [GLOB...]}`` (names, and the text of the entries matching a glob; ``"nocase"``),
+``{"walk": DIR}`` (kubelet's ``--config-dir``: every ``*.conf`` down the tree, as ``filepath.WalkDir``) or
+``{"stat": PATH}`` (what is there). PATH may hold ``{a,b}`` alternatives and wildcards in its components
+(``"literal": true``: taken as written). ``"follow": [NAME...]``: the follows (``{"pattern": regex with one
+group, "then": [rules with {} for the path]}``) to apply to a text read by the rule.
+
+The controller sends this file's text, with ``_common.node_files`` and ``_common.credentials``, to the node's
+Python on standard input (``plugins/plugin_utils/_snapshot.py``), else the ``__node_read`` module runs it:
+the standard library only.
 """
 
 from __future__ import annotations
 
-import base64
 import errno
 import fnmatch
-import os
 import posixpath
 import re
-import stat
+import time
 
-MAX_SYMLINKS = 40  # path_resolution(7)
-MAX_FOLLOW_DEPTH = 3
-MAX_ENTRIES = 20000
-MAX_TOTAL_BYTES = 64 * 1024 * 1024
+TYPE_CHECKING = False  # the node reader imports no more than it runs: typing is for the annotations only
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import READ_LIMIT, HostFiles, NotTextError, node_join
+
+__all__ = ["read_plan", "followed_rules", "filled", "Recorder", "MAX_FOLLOW_DEPTH", "MAX_NESTING", "SENT_BYTES", "SECONDS"]
+
+MAX_FOLLOW_DEPTH = 4
+MAX_NESTING = 64  # a --config-dir tree deeper than this is not walked (the engine refuses it too)
+SENT_BYTES = 6 * 1024 * 1024  # file content and names in one answer: the checkpoint's 4 MiB, and more than any node's texts
+READ_BYTES = 256 * 1024 * 1024  # bytes read from the node's files for one answer (a zero-filled file crosses as its size)
+SECONDS = 20.0
+MAX_PATHS = 20000
 WILDCARDS = re.compile(r"[*?\[]")
 ALTERNATIVES = re.compile(r"\{([^{}]*)\}")
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def alternatives(pattern):
-    """``pattern`` with its first ``{a,b}`` group (and then the others) spelled out: ``/x/{a,b}`` -> ``/x/a``, ``/x/b``."""
+def alternatives(pattern: str) -> List[str]:
+    """``pattern`` with its ``{a,b}`` groups spelled out: ``/x/{a,b}`` -> ``/x/a``, ``/x/b``."""
     match = ALTERNATIVES.search(pattern)
     if match is None:
         return [pattern]
@@ -40,184 +59,203 @@ def alternatives(pattern):
     return [spelled for choice in match.group(1).split(",") for spelled in alternatives(head + choice + tail)]
 
 
-class Reader(object):
-    """The node's paths as they are, keyed by node path (each component's parent already resolved)."""
+class Recorder(HostFiles):
+    """:class:`HostFiles` that records every primitive it answers, per node path, within a budget."""
 
-    def __init__(self, root, follow=()):
-        self.root = root or "/"
-        self.follow = [(re.compile(expression, re.MULTILINE), suffixes) for expression, suffixes in follow]
-        self.entries = {}
-        self.total = 0
+    def __init__(self, root: str, seconds: float = SECONDS) -> None:
+        super().__init__(root)
+        self.entries: Dict[str, Dict[str, Dict[str, Any]]] = {}
+        self.deadline = time.monotonic() + seconds
+        self.seconds = seconds
+        self.sent_budget = self.sent_left = SENT_BYTES
+        self.read_left = READ_BYTES
 
-    def host(self, node_path):
-        return os.path.join(self.root, node_path.lstrip("/"))
+    def _spent(self) -> Optional[Dict[str, Any]]:
+        if time.monotonic() > self.deadline:
+            return {"errno": errno.ETIME, "error": "not read: the node reader's %g s were spent" % self.seconds}
+        if len(self.entries) >= MAX_PATHS:
+            return {"errno": errno.EFBIG, "error": "not read: the node reader's %d paths were spent" % MAX_PATHS}
+        return None
 
-    def resolve(self, node_path, follow=True):
-        """The resolved node path of ``node_path`` (None when a component is missing or not a directory)."""
-        resolved = []
-        pending = [part for part in reversed(node_path.split("/")) if part]
-        links = 0
-        while pending:
-            part = pending.pop()
-            if part == ".":
-                continue
-            if part == "..":
-                if resolved:
-                    resolved.pop()
-                continue
-            key = "/" + "/".join(resolved + [part])
-            entry = self.lstat(key)
-            if entry[0] == "l" and (pending or follow):
-                links += 1
-                if links > MAX_SYMLINKS:
-                    return None
-                if entry[1].startswith("/"):
-                    resolved = []
-                pending.extend(p for p in reversed(entry[1].split("/")) if p)
-                continue
-            if pending and entry[0] != "d":
-                return None
-            resolved.append(part)
-        return "/" + "/".join(resolved)
-
-    def lstat(self, key):
-        if key in self.entries:
-            return self.entries[key]
-        try:
-            mode = os.lstat(self.host(key)).st_mode
-        except OSError as error:
-            entry = ["a"] if error.errno in (errno.ENOENT, errno.ENOTDIR) else ["e", error.errno, error.strerror]
-        else:
-            if stat.S_ISLNK(mode):
-                entry = ["l", os.readlink(self.host(key))]
-            elif stat.S_ISDIR(mode):
-                entry = ["d", None]
-            elif stat.S_ISREG(mode):
-                entry = ["r"]  # a regular file, not read
-            else:
-                entry = ["o", stat.S_IFMT(mode)]
-        self.entries[key] = entry
-        return entry
-
-    def read(self, key, limit):
-        """The file's bytes (at most ``limit`` + 1), recorded; None when it is not a regular file or cannot be read."""
-        entry = self.entries.get(key)
-        if entry is None or entry[0] not in ("r", "f", "b"):
-            return None
-        if entry[0] != "r":
-            return decoded(entry)
-        allowed = MAX_TOTAL_BYTES - self.total
-        try:
-            data = read_regular(self.host(key), min(limit, allowed) + 1)
-        except OSError as error:
-            self.entries[key] = ["e", error.errno, error.strerror or str(error)]
-            return None
-        if data is None:  # replaced by something else since it was looked at
-            self.entries[key] = ["o", 0]
-            return None
-        if len(data) > allowed:
-            self.entries[key] = ["e", errno.EFBIG, "more than %d bytes read in all" % MAX_TOTAL_BYTES]
-            return None
-        self.total += len(data)
-        try:
-            self.entries[key] = ["f", data.decode("utf-8")]
-        except UnicodeDecodeError:
-            self.entries[key] = ["b", base64.b64encode(data).decode("ascii")]
-        return data
-
-    def answer(self):
-        """The entries as they travel: a directory's names joined by ``/`` (the one character no name holds), one
-        string instead of thousands (a NUMA node lists every memory block)."""
-        return {key: ["d", "/".join(entry[1])] if entry[0] == "d" and entry[1] is not None else entry
-                for key, entry in self.entries.items()}
-
-    def listdir(self, key):
-        entry = self.entries.get(key)
-        if entry is None or entry[0] != "d":
-            return []
-        if entry[1] is None:
-            try:
-                entry[1] = sorted(os.listdir(self.host(key)))
-            except OSError as error:
-                self.entries[key] = ["e", error.errno, error.strerror]
-                return []
-        return entry[1]
-
-    def expand(self, pattern):
-        """Node paths matching ``pattern`` (wildcards in components), resolved up to their last component."""
-        found = ["/"]
-        parts = [part for part in pattern.split("/") if part]
-        for index, part in enumerate(parts):
-            last = index == len(parts) - 1
-            following = []
-            for base in found:
-                if WILDCARDS.search(part):
-                    directory = self.resolve(base)
-                    if directory is None:
-                        continue
-                    names = [name for name in self.listdir(directory) if fnmatch.fnmatchcase(name, part)]
-                else:
-                    names = [part]
-                following.extend(posixpath.join(base, name) for name in names)
-            found = following if last else [p for p in (self.resolve(p) for p in following) if p]
+    def _recorded(self, key: str, how: str, answer: Any) -> Dict[str, Any]:
+        record = self.entries.get(key)
+        if record is not None and how in record:
+            return record[how]
+        spent = self._spent()
+        found = answer() if spent is None else (dict(spent, kind="error") if how == "stat" else spent)
+        if record is not None or len(self.entries) < MAX_PATHS:  # past the paths' budget: answered, not recorded
+            self.entries.setdefault(key, {})[how] = found
         return found
 
-    def gather(self, rule, path=None, depth=0):
-        """Read what ``rule`` names (``path``: one of its directories' entries or a followed path, ``depth`` levels down)."""
-        if len(self.entries) > MAX_ENTRIES or depth > MAX_FOLLOW_DEPTH:
+    def stat(self, key: str) -> Dict[str, Any]:
+        return self._recorded(key, "stat", lambda: HostFiles.stat(self, key))
+
+    def names(self, key: str) -> Dict[str, Any]:
+        return self._recorded(key, "names", lambda: self._budgeted(HostFiles.names(self, key)))
+
+    def content(self, key: str, text: bool) -> Dict[str, Any]:
+        return self._recorded(key, "text" if text else "raw", lambda: self._budgeted(HostFiles.content(self, key, text)))
+
+    def _budgeted(self, found: Dict[str, Any]) -> Dict[str, Any]:
+        sent = sum(len(found.get(name, "")) for name in ("text", "data", "base64", "names"))
+        self.read_left -= int(found.get("size", 0))
+        if sent > self.sent_left or self.read_left < 0:
+            return {"errno": errno.EFBIG, "error": "not read: the node reader's %d bytes were spent" % self.sent_budget}
+        self.sent_left -= sent
+        return found
+
+
+class Walker(object):
+    """Applies read rules to a :class:`Recorder`; each (verb, path) once."""
+
+    def __init__(self, files: Recorder, follows: Mapping[str, Mapping[str, Any]]) -> None:
+        self.files = files
+        self.follows = follows
+        self.done: set = set()
+
+    def run(self, rule: Mapping[str, Any], depth: int = 0) -> None:
+        verb = next((name for name in ("read", "list", "walk", "stat") if name in rule), None)
+        if verb is None or depth > MAX_FOLLOW_DEPTH:
             return
-        limit = int(rule.get("limit", 4 * 1024 * 1024))
-        named = [found for pattern in alternatives(rule["path"]) for found in self.expand(pattern)] if path is None else [path]
-        for node_path in named:
-            resolved = self.resolve(node_path)
-            if resolved is None:
+        pattern = str(rule[verb])
+        for path in [pattern] if rule.get("literal") else self.expand(pattern):
+            memo = (verb, path, bool(rule.get("raw")), tuple(rule.get("entries", ())), tuple(rule.get("follow", ())))
+            if memo in self.done:
                 continue
-            entry = self.lstat(resolved)
-            if entry[0] == "d":
-                names = self.listdir(resolved)
-                if rule.get("entries"):
-                    for name in names:
-                        if fnmatch.fnmatchcase(name, rule["entries"]) or self.lstat(posixpath.join(resolved, name))[0] == "d":
-                            self.gather(rule, posixpath.join(resolved, name), depth + 1)
+            self.done.add(memo)
+            getattr(self, "_" + verb)(rule, path, depth)
+
+    def expand(self, pattern: str) -> List[str]:
+        """Node paths matching ``pattern``: alternatives spelled out, wildcards matched against the node's listings."""
+        found: List[str] = []
+        for spelled in alternatives(pattern):
+            found.extend(self._matching(spelled))
+        return list(dict.fromkeys(found))
+
+    def _matching(self, pattern: str) -> List[str]:
+        found = ["/"]
+        for part in [part for part in pattern.split("/") if part]:
+            if not WILDCARDS.search(part):
+                found = [posixpath.join(base, part) for base in found]
                 continue
-            data = self.read(resolved, limit) if limit else None
-            if data is None:
-                continue
-            text = data.decode("utf-8", "replace")
-            for expression, suffixes in self.follow if rule.get("follow") else ():
-                for match in expression.finditer(text):
-                    mentioned = match.group(1)
-                    if mentioned.startswith("/"):
-                        for suffix in suffixes or ("",):
-                            self.gather(rule, posixpath.normpath(mentioned + suffix), depth + 1)
+            matched = []
+            for base in found:
+                matched.extend(posixpath.join(base, name) for name in self._names(base) if fnmatch.fnmatchcase(name, part))
+            found = matched
+        return found
+
+    def _names(self, directory: str) -> List[str]:
+        try:
+            return self.files.listdir(directory)
+        except OSError:
+            return []
+
+    def _read(self, rule: Mapping[str, Any], path: str, depth: int) -> None:
+        try:
+            if rule.get("raw"):
+                self.files.read_bytes(path, READ_LIMIT, follow=False, truncate=True)
+                return
+            text = self.files.read_text(path)
+        except (OSError, NotTextError):
+            return  # recorded as it is: the engine meets the same error on the controller
+        self._follow(rule, path, text, depth)
+
+    def _list(self, rule: Mapping[str, Any], path: str, depth: int) -> None:
+        globs = [str(glob) for glob in rule.get("entries", ())]
+        nocase = bool(rule.get("nocase"))
+        for name in self._names(path):
+            if any(fnmatch.fnmatchcase(name.lower() if nocase else name, glob) for glob in globs):
+                self.run(dict(_inherited(rule), read=node_join(path, name), literal=True), depth)
+
+    def _walk(self, rule: Mapping[str, Any], path: str, depth: int, nesting: int = 1) -> None:
+        """kubelet's ``--config-dir``: ``filepath.WalkDir`` (lexical, into sub-directories, links not followed),
+        the text of every ``*.conf`` (``filepath.Ext``)."""
+        if nesting > MAX_NESTING:
+            return
+        for name in self._names(path):
+            entry = node_join(path, name)
+            if self.files.kind(entry, follow=False) == "dir":
+                self._walk(rule, entry, depth, nesting + 1)
+            elif name.endswith(".conf"):
+                self.run(dict(_inherited(rule), read=entry, literal=True), depth)
+
+    def _stat(self, rule: Mapping[str, Any], path: str, depth: int) -> None:
+        self.files.kind(path)
+
+    def _follow(self, rule: Mapping[str, Any], path: str, text: str, depth: int) -> None:
+        """The paths ``text`` names that the rule's follows read next."""
+        for followed in followed_rules(self.follows, rule.get("follow", ()), text, path, rule.get("variables")):
+            self.run(followed, depth + 1)
 
 
-def read_plan(root, plan, follow=()):
-    """What every rule of ``plan`` names on the node under ``root``, as the entries travel (:meth:`Reader.answer`)."""
-    reader = Reader(root, follow)
+def followed_rules(follows: Mapping[str, Mapping[str, Any]], names: Iterable[str], text: str, read_from: str = "",
+                   variables: Optional[Mapping[str, str]] = None) -> List[Dict[str, Any]]:
+    """The rules the follows ``names`` make of the paths ``text`` (read from ``read_from``) names: each ``{}`` of a
+    follow's rules becomes the path; a rule without ``follow`` of its own follows what the text was followed with."""
+    names = list(names)
+    rules: List[Dict[str, Any]] = []
+    for name in names:
+        spec = follows.get(name)
+        if spec is None:
+            continue
+        for match in _compiled(str(spec["pattern"])).finditer(text):
+            found = next((group for group in match.groups() if group), None)
+            for mentioned in _mentioned(found or "", spec, read_from, variables):
+                rules.extend(filled(spec.get("then", ()), mentioned, names))
+    return rules
+
+
+_PATTERNS: Dict[str, "re.Pattern[str]"] = {}
+
+
+def _compiled(pattern: str) -> "re.Pattern[str]":
+    if pattern not in _PATTERNS:
+        _PATTERNS[pattern] = re.compile(pattern, re.MULTILINE)
+    return _PATTERNS[pattern]
+
+
+def _inherited(rule: Mapping[str, Any]) -> Dict[str, Any]:
+    return {key: rule[key] for key in ("raw", "follow", "variables") if key in rule}
+
+
+def filled(templates: Iterable[Mapping[str, Any]], path: str, follow: Iterable[str] = ()) -> List[Dict[str, Any]]:
+    """``templates`` (a follow's rules) for the node path ``path``: each ``{}`` becomes it, taken as written; a rule
+    without ``follow`` of its own gets ``follow``."""
+    rules = []
+    for template in templates:
+        rule = dict(template)
+        for verb in ("read", "list", "walk", "stat"):
+            if verb in rule:
+                rule[verb] = node_join(str(rule[verb]).replace("{}", path))
+        rule.setdefault("follow", list(follow))
+        rule["literal"] = True
+        rules.append(rule)
+    return rules
+
+
+def _mentioned(path: str, spec: Mapping[str, Any], read_from: str, variables: Optional[Mapping[str, str]]) -> Iterable[str]:
+    """The absolute node path a follow found: the file's variables expanded (MicroK8s' ``${SNAP_DATA}``), and
+    systemd's ``%n``/``%N`` of the unit (or drop-in) it was read from."""
+    if variables:
+        path = VARIABLE.sub(lambda match: str(variables.get(match.group(1) or match.group(2), match.group(0))), path)
+    if spec.get("unit_specifiers") and "%" in path:
+        unit = _unit_of(read_from)
+        path = path.replace("%n", unit).replace("%N", unit.rsplit(".", 1)[0]).replace("%%", "%")
+    return [path] if path.startswith("/") and "$" not in path else []
+
+
+def _unit_of(path: str) -> str:
+    """The unit a unit file or drop-in belongs to: ``x.service`` of ``.../x.service`` and ``.../x.service.d/y.conf``."""
+    directory, name = posixpath.split(path)
+    parent = posixpath.basename(directory)
+    return parent[:-2] if parent.endswith(".d") else name
+
+
+def read_plan(root: str, plan: Sequence[Mapping[str, Any]], follows: Optional[Mapping[str, Mapping[str, Any]]] = None,
+              seconds: float = SECONDS) -> Dict[str, Dict[str, Dict[str, Any]]]:
+    """What every rule of ``plan`` meets on the node under ``root``: ``{node path: {primitive: record}}``."""
+    files = Recorder(root, seconds)
+    walker = Walker(files, follows or {})
     for rule in plan:
-        reader.gather(rule)
-    return reader.answer()
-
-
-def read_regular(path, size):
-    """At most ``size`` bytes of the regular file ``path`` (read until end of file: procfs answers in pages); None when it
-    is not a regular file. Never follows a link in the last component, never blocks on a FIFO."""
-    handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return None
-        chunks = []
-        while size > 0:
-            chunk = os.read(handle, min(size, 1024 * 1024))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(handle)
-
-
-def decoded(entry):
-    return entry[1].encode("utf-8") if entry[0] == "f" else base64.b64decode(entry[1])
+        walker.run(rule)
+    return files.entries

@@ -9,7 +9,6 @@ stable contract for playbooks, reports and the role (see the modules' RETURN doc
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import CheckpointReport
@@ -19,17 +18,10 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.causes 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY, count_blocks
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import read_node_text
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes
 
-__all__ = ["assessment_facts", "pinned_pods", "summary_line", "numbers_text", "kubelet_view", "guard_view", "GUARD_PROGRAM", "GUARD_STATE"]
-
-# The boot guard's program and its record of the last boot (docs/guard.md).
-GUARD_PROGRAM = "/usr/local/libexec/nodeops-numa-drift/numa-drift-guard"
-GUARD_STATE = "/var/lib/nodeops-numa-drift/guard.json"
+__all__ = ["assessment_facts", "pinned_pods", "summary_line", "numbers_text", "kubelet_view"]
 
 
 def _pair(numbers: Optional[Dict[str, Any]], resource: str, index: int) -> Optional[int]:
@@ -149,19 +141,6 @@ def kubelet_view(settings: KubeletSettings) -> Dict[str, Any]:
     }
 
 
-def guard_view(root: str) -> Dict[str, Any]:
-    """The boot guard on this node: installed or not, and what it decided at its last boot."""
-    view: Dict[str, Any] = {"installed": os.path.isfile(under_root(root, GUARD_PROGRAM))}
-    text, _problem, _exists = read_node_text(root, GUARD_STATE, limit=64 * 1024)
-    try:
-        record = load_json(text) if text else {}
-    except ValueError:
-        record = {}
-    record = record if isinstance(record, dict) else {}
-    view.update({key: record.get(key) for key in ("boot_id", "verdict", "action", "message", "time")})
-    return view
-
-
 def summary_line(assessment: Assessment, node_label: str = "") -> str:
     """One line a person can read: verdict, the largest moves, the bound, what is kept."""
     moves = [
@@ -201,7 +180,7 @@ def assessment_facts(result: ProbeResult) -> Dict[str, Any]:
         "checkpoint": _checkpoint_view(assessment.report, result.path),
         "kernel_image": _kernel_view(node),
         "kubelet": kubelet_view(settings),
-        "guard": guard_view(node.root),
+        "guard": dict(result.guard),
         "node_problems": list(node.problems),
         "eras": list(ERAS),
         "summary": summary_line(assessment),

@@ -14,7 +14,7 @@ killed between the write and the rename leaves a file that the next run (under t
 lock) recognises and removes (:func:`remove_stale_temp_files`); nothing else is touched.
 
 Reads of node files go through :func:`read_regular_file` (or :func:`open_regular_file`),
-which live in :mod:`_reading` (the probe imports only that half) and are re-exported here.
+which live in :mod:`_common.node_files` (the probe imports only that half) and are re-exported here.
 Stdlib only.
 """
 
@@ -28,7 +28,7 @@ import tempfile
 import time
 from typing import List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.reading import (
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import (
     FileTooLargeError,
     NotRegularFileError,
     open_regular_file,

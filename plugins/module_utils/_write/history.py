@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import STATE_DIR
 
 __all__ = [

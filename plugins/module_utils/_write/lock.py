@@ -18,7 +18,7 @@ import os
 import time
 from typing import Iterator
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.paths import node_join, under_root
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import node_join, under_root
 
 __all__ = ["STATE_DIR", "LockTimeout", "lock_path", "node_lock"]
 

@@ -2,39 +2,42 @@
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The probe's action plugin: one read per host (the reader program on the interpreter's standard input where Ansible
-pipelines modules, else the ``__node_read`` module), the paths it learns remembered, the probe module where a snapshot
-cannot be exact."""
+pipelines modules and the host's Python is known, else the ``__node_read`` module), the paths it learns remembered,
+the answer assessed here in memory; a failing, hostile or silent node fails the task with a short, escaped message and
+nothing of what it sent."""
 
 from __future__ import annotations
 
-import importlib
+import glob
 import json
 import os
 import subprocess
 import sys
-from types import SimpleNamespace
+import time
 from unittest import mock
 
 import pytest
 from ansible.errors import AnsibleActionFail
+from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.loader import shell_loader
+from ansible.template import Templar
 
 from ansible_collections.nodeops.numa_drift.plugins.action import numa_drift_facts as action
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     guaranteed_pods,
     two_node_boot,
     write_kubelet_node,
 )
 
-plan_reader = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader")
-
 
 class Node(object):
     """The node of one task: ``__node_read`` runs in-process, the reader program in a real interpreter (``/bin/sh -c``
-    with the command the action plugin built, its program on standard input, started in ``cwd``), the probe module is
-    recorded."""
+    with the command the action plugin built, its program on standard input, started in ``cwd``)."""
 
     def __init__(self, root, cwd, interpreter=sys.executable):
         self.root = root
@@ -43,40 +46,40 @@ class Node(object):
         self.runs = []
         self.commands = []
         self.sudoable = []
+        self.stdouts = []
         self.module_facts = {}
 
     def execute_module(self, module_name, module_args, task_vars, wrap_async=False):
-        self.runs.append(module_name)
-        if module_name == action.READER:
-            entries = plan_reader.read_plan(module_args["root"], module_args["plan"], module_args["follow"])
-            return json.loads(json.dumps({"changed": False, "entries": entries, "ansible_facts": self.module_facts}))
-        return {"changed": False, "numa_drift": json.loads(json.dumps(assessment_facts(probe(root=module_args["root"]))))}
-
-    def configure_module(self, module_name, module_args, task_vars):
         assert module_name == action.READER
-        return SimpleNamespace(module_style="new", shebang="#!" + self.interpreter), "/collection/plugins/modules/__node_read.py"
+        self.runs.append("module")
+        entries = plan_reader.read_plan(module_args["root"], module_args["plan"], module_args["follows"])
+        return json.loads(json.dumps({"changed": False, "entries": entries, "ansible_facts": self.module_facts}))
 
     def execute_command(self, cmd, sudoable=True, in_data=None):
-        self.runs.append(action.READER)
+        self.runs.append("program")
         self.commands.append(cmd)
         self.sudoable.append(sudoable)
         ran = subprocess.run(["/bin/sh", "-c", cmd], input=in_data, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
-        return {"rc": ran.returncode, "stdout": ran.stdout.decode(), "stderr": ran.stderr.decode()}
+        self.stdouts.append(ran.stdout)
+        return {"rc": ran.returncode, "stdout": ran.stdout.decode("utf-8", "surrogateescape"), "stderr": ran.stderr.decode("utf-8", "replace")}
 
 
-def run(root, args=None, task_vars=None, async_val=0, pipelining=True, node=None):
-    task = mock.MagicMock(args=dict(args or {}, root=root), async_val=async_val, check_mode=False, diff=False, environment=None)
+def run(root, args=None, task_vars=None, async_val=0, pipelining=True, node=None, interpreter_known=True, delegate_to=None):
+    node = node or Node(root, os.path.dirname(root))
+    variables = dict(task_vars or {}, inventory_hostname="worker-7")
+    if interpreter_known:
+        variables.setdefault("ansible_python_interpreter", node.interpreter)
+    task = mock.MagicMock(args=dict(args or {}, root=root), async_val=async_val, check_mode=False, diff=False, environment=None,
+                          delegate_to=delegate_to)
     connection = mock.MagicMock()
     connection._shell = shell_loader.get("sh")
     connection._shell.tmpdir = None
-    plugin = action.ActionModule(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), mock.MagicMock())
-    node = node or Node(root, os.path.dirname(root))
+    connection.is_pipelining_enabled.return_value = pipelining
+    plugin = action.ActionModule(task, connection, mock.MagicMock(), DataLoader(), Templar(loader=DataLoader()), mock.MagicMock())
     with mock.patch.object(plugin, "_execute_module", side_effect=node.execute_module), \
-            mock.patch.object(plugin, "_is_pipelining_enabled", return_value=pipelining), \
-            mock.patch.object(plugin, "_configure_module", side_effect=node.configure_module), \
             mock.patch.object(plugin, "_compute_environment_string", return_value="LANG=C.UTF-8"), \
             mock.patch.object(plugin, "_low_level_execute_command", side_effect=node.execute_command):
-        result = plugin.run(task_vars=dict(task_vars or {}, inventory_hostname="worker-7"))
+        result = plugin.run(task_vars=variables)
     return result, node.runs
 
 
@@ -86,12 +89,16 @@ def drifted(tmp_path, files=None, kubelet_root_dir="/var/lib/kubelet"):
                               kubelet_root_dir=kubelet_root_dir, extra_files=files or {})
 
 
+def probed(root, **options):
+    return json.loads(json.dumps(assessment_facts(probe(HostFiles(root), **options))))
+
+
 @pytest.mark.parametrize("pipelining", [True, False], ids=["program on stdin", "module"])
 def test_one_read_and_the_same_facts_as_the_probe_module(tmp_path, pipelining):
     root = drifted(tmp_path)
     result, runs = run(root, pipelining=pipelining)
-    assert runs == [action.READER]
-    expected = json.loads(json.dumps(assessment_facts(probe(root=root))))
+    assert runs == ["program" if pipelining else "module"]
+    expected = probed(root)
     expected["advice"] = result["numa_drift"]["advice"]
     assert result["numa_drift"] == expected and "worker-7" in result["numa_drift"]["advice"]
     assert "ansible_facts" not in result
@@ -103,26 +110,36 @@ def test_a_path_built_from_a_variable_is_read_once_more_then_remembered(tmp_path
                                                     "ExecStart=/usr/bin/kubelet --config=/var/lib/kubelet/config.yaml --root-dir=${ROOT}\n"}
     root = drifted(tmp_path, files, kubelet_root_dir="/data/kubelet")
     result, runs = run(root, pipelining=pipelining)
-    assert runs == [action.READER, action.READER]
+    assert len(runs) == 2
     assert result["numa_drift"]["checkpoint"]["path"] == root + "/data/kubelet/memory_manager_state"
+    assert result["numa_drift"]["verdict"] == "drift_within_bound"
     learned = result["ansible_facts"][action.LEARNED_FACT]
-    assert "/data/kubelet/memory_manager_state" in learned
+    assert learned == ["raw /data/kubelet/memory_manager_state"]
     again, runs = run(root, task_vars={action.LEARNED_FACT: learned}, pipelining=pipelining)
-    assert runs == [action.READER] and again["numa_drift"] == result["numa_drift"] and "ansible_facts" not in again
+    assert len(runs) == 1 and again["numa_drift"] == result["numa_drift"] and "ansible_facts" not in again
 
 
-def test_a_snapshot_that_cannot_be_exact_runs_the_probe_module(tmp_path):
+def test_learned_paths_are_bounded_and_only_well_formed_ones_are_read(tmp_path):
     root = drifted(tmp_path)
-    os.makedirs(os.path.join(root, "etc", "systemd", "system", "kubelet.service.d"), exist_ok=True)
-    os.mkfifo(os.path.join(root, "etc", "systemd", "system", "kubelet.service.d", "10-fifo.conf"))
-    result, runs = run(root)
-    assert runs == [action.READER, action.MODULE]
-    assert result["numa_drift"]["verdict"] == assessment_facts(probe(root=root))["verdict"]
+    learned = ["raw /x/%d" % index for index in range(200)] + ["read /etc/../shadow", "nonsense", 7, "read relative"]
+    rules = _snapshot.learned_rules(learned)
+    assert len(rules) == _snapshot.MAX_LEARNED and all(rule["read"].startswith("/x/") for rule in rules)
+    result, runs = run(root, task_vars={action.LEARNED_FACT: learned})
+    assert runs == ["program"] and result["numa_drift"]["verdict"] == "drift_within_bound"
 
 
 def test_a_bad_bound_fails_naming_the_option(tmp_path):
     result, runs = run(drifted(tmp_path), {"drift_bound": "lots"})
-    assert result.get("failed") and result["msg"].startswith("drift_bound: ") and runs == [action.READER]
+    assert result.get("failed") and result["msg"].startswith("drift_bound: ") and runs == ["program"]
+
+
+def test_a_node_without_numa_sysfs_fails_as_the_probe_module_does(tmp_path):
+    root = drifted(tmp_path)
+    for path in sorted(glob.glob(os.path.join(root, "sys/devices/system/node/*")), reverse=True):
+        subprocess.run(["rm", "-rf", path], check=True)
+    result, _runs = run(root)
+    assert result["failed"] is True and result["msg"].startswith("cannot read the node under %s: the node's NUMA memory cannot be read: " % root)
+    assert "no node<N> directory under %s/sys/devices/system/node" % root in result["msg"]
 
 
 def test_an_unknown_option_is_refused_before_anything_is_sent(tmp_path):
@@ -135,8 +152,9 @@ def test_a_background_job_is_refused_as_before(tmp_path):
         run(drifted(tmp_path), async_val=60)
 
 
-# The controller's Python and, where there is one, the system's (an older one: the program is for nodes' Pythons).
-INTERPRETERS = sorted({sys.executable} | {path for path in ("/usr/bin/python3",) if os.path.exists(path)})
+# The controller's Python, the system's, and the oldest Python the collection supports on nodes where pyenv holds one.
+INTERPRETERS = sorted({sys.executable} | {path for path in ["/usr/bin/python3"] + glob.glob("/root/.pyenv/versions/3.9*/bin/python3.9")
+                                          if os.path.exists(path)})
 
 
 @pytest.mark.parametrize("interpreter", INTERPRETERS)
@@ -144,9 +162,9 @@ def test_the_program_runs_under_the_modules_interpreter_and_environment(tmp_path
     root = drifted(tmp_path)
     node = Node(root, str(tmp_path), interpreter=interpreter)
     result, runs = run(root, node=node)
-    expected = json.loads(json.dumps(assessment_facts(probe(root=root))))
+    expected = probed(root)
     expected["advice"] = result["numa_drift"]["advice"]
-    assert runs == [action.READER] and result["numa_drift"] == expected
+    assert runs == ["program"] and result["numa_drift"] == expected
     assert node.commands == ["LANG=C.UTF-8 %s" % interpreter] and node.sudoable == [True]  # with the task's become
 
 
@@ -155,41 +173,156 @@ def test_the_program_never_imports_from_the_directory_it_starts_in(tmp_path):
     root = drifted(tmp_path)
     trap = tmp_path / "home"
     trap.mkdir()
-    for name in ("json", "re", "os", "base64", "fnmatch", "posixpath", "stat", "errno"):
+    for name in ("json", "re", "os", "types", "base64", "fnmatch", "posixpath", "stat", "errno", "time", "typing"):
         (trap / ("%s.py" % name)).write_text("open(%r, 'w').close()\nraise SystemExit(9)\n" % str(tmp_path / "ran"))
     node = Node(root, str(trap))
     result, _runs = run(root, node=node)
     assert node.commands, "the program on standard input was not what ran"
-    assert not result.get("failed") and result["numa_drift"]["verdict"] == assessment_facts(probe(root=root))["verdict"]
+    assert not result.get("failed") and result["numa_drift"]["verdict"] == probed(root)["verdict"]
     assert not (tmp_path / "ran").exists()
 
 
-def test_a_reader_that_fails_on_the_node_fails_the_task_with_what_the_node_said(tmp_path):
-    root = drifted(tmp_path)
-    (tmp_path / "python").write_text("#!/bin/sh\necho 'SyntaxError: invalid syntax' >&2\nexit 1\n")
-    (tmp_path / "python").chmod(0o755)
-    result, runs = run(root, node=Node(root, str(tmp_path), interpreter=str(tmp_path / "python")))
-    assert runs == [action.READER] and result["failed"] is True and result["rc"] == 1
-    assert result["msg"] == "the node reader failed (rc 1): SyntaxError: invalid syntax"
-    assert result["module_stderr"] == "SyntaxError: invalid syntax\n" and "numa_drift" not in result
-
-
 @pytest.mark.parametrize("pipelining", [True, False], ids=["program on stdin", "module"])
-def test_an_interpreter_discovered_on_first_contact_is_kept_as_a_host_fact(tmp_path, pipelining):
-    """Only that fact: nothing else a reader's result might carry becomes a host fact."""
+def test_an_unknown_interpreter_is_discovered_by_the_module_on_first_contact_and_kept(tmp_path, pipelining):
+    """Only that fact: nothing else a reader's result might carry becomes a host fact; the next run pipelines."""
     root = drifted(tmp_path)
     node = Node(root, str(tmp_path))
-    node.module_facts = {"discovered_interpreter_python": sys.executable, action.LEARNED_FACT: ["/etc/shadow"]}
-    plugin_holder = {}
+    node.module_facts = {"discovered_interpreter_python": sys.executable, action.LEARNED_FACT: ["read /etc/shadow"]}
+    original_execute = node.execute_module
+    plugins = []
+
+    def discovering(module_name, module_args, task_vars, wrap_async=False):
+        # what ActionBase._configure_module does when it discovers the interpreter (the module path only)
+        plugins[-1]._discovered_interpreter_key, plugins[-1]._discovered_interpreter = "discovered_interpreter_python", sys.executable
+        return original_execute(module_name, module_args, task_vars, wrap_async)
+
+    node.execute_module = discovering
     original_init = action.ActionModule.__init__
 
     def remembering(self, *args, **kwargs):
         original_init(self, *args, **kwargs)
-        # what ActionBase._configure_module does after interpreter discovery (both paths call it)
-        self._discovered_interpreter_key, self._discovered_interpreter = "discovered_interpreter_python", sys.executable
-        plugin_holder["plugin"] = self
+        plugins.append(self)
 
     with mock.patch.object(action.ActionModule, "__init__", remembering):
-        result, _runs = run(root, node=node, pipelining=pipelining)
+        result, runs = run(root, node=node, pipelining=pipelining, interpreter_known=False)
+    assert runs == ["module"]
     assert result["ansible_facts"] == {"discovered_interpreter_python": sys.executable}
-    assert bool(node.commands) is pipelining
+    facts = {"ansible_facts": {"discovered_interpreter_python": sys.executable}}
+    again, runs = run(root, task_vars=facts, pipelining=pipelining, interpreter_known=False)
+    assert runs == ["program" if pipelining else "module"] and again["numa_drift"] == result["numa_drift"]
+
+
+def test_a_delegated_task_runs_the_reader_under_the_delegated_hosts_python(tmp_path):
+    root = drifted(tmp_path)
+    node = Node(root, str(tmp_path))
+    delegated = {"ansible_delegated_vars": {"jump-1": {"ansible_python_interpreter": node.interpreter}},
+                 "ansible_python_interpreter": "/nonexistent/python"}
+    result, runs = run(root, task_vars=delegated, node=node, delegate_to="jump-1")
+    assert runs == ["program"] and node.commands == ["LANG=C.UTF-8 %s" % node.interpreter]
+    assert result["numa_drift"]["verdict"] == "drift_within_bound"
+
+
+# --------------------------------------------------------------------------- a failing, hostile or silent node
+
+
+def fake_python(tmp_path, script):
+    path = tmp_path / "python"
+    path.write_text("#!/bin/sh\ncat > /dev/null\n" + script)
+    path.chmod(0o755)
+    return str(path)
+
+
+def node_with(tmp_path, script):
+    root = drifted(tmp_path)
+    return root, Node(root, str(tmp_path), interpreter=fake_python(tmp_path, script))
+
+
+def test_a_reader_that_fails_on_the_node_says_its_status_size_and_last_words(tmp_path):
+    root, node = node_with(tmp_path, "echo 'Traceback (most recent call last):' >&2\necho 'SyntaxError: invalid syntax' >&2\nexit 1\n")
+    result, runs = run(root, node=node)
+    assert runs == ["program"] and result["failed"] is True and result["rc"] == 1
+    assert result["msg"] == ("the node reader failed (rc 1, 0 bytes on standard output): it exited with status 1; "
+                             "the node said: SyntaxError: invalid syntax")
+    assert set(result) <= {"failed", "rc", "msg", "changed", "_ansible_no_log"}
+    assert "module_stdout" not in result and "module_stderr" not in result and "numa_drift" not in result
+
+
+def test_what_a_node_read_never_reaches_the_result_when_the_reader_then_fails(tmp_path):
+    """An answer followed by a non-zero exit (the interpreter killed at exit), or cut short (an OOM kill)."""
+    secret = "K3S_TOKEN=K10-in-the-answer"
+    answer = json.dumps({"entries": {"/etc/x": {"text": {"text": secret, "size": len(secret)}}}})
+    for script in ("printf '%%s' '%s'\nexit 137\n" % answer, "printf '%%s' '%s'\n" % answer[: len(answer) // 2]):
+        root, node = node_with(tmp_path, script)
+        result, _runs = run(root, node=node)
+        assert result["failed"] is True and "K10-in-the-answer" not in json.dumps(result), result
+        assert "bytes on standard output" in result["msg"]
+
+
+def test_a_nodes_escape_sequences_never_reach_the_terminal(tmp_path):
+    """Window-title (OSC 0), clipboard-write (OSC 52) and colour sequences, and bidi overrides, in the node's stderr."""
+    said = "\\033]0;owned\\007\\033]52;c;cm0gLXJmIH4=\\007\\033[31mred\\342\\200\\256txt"
+    root, node = node_with(tmp_path, "printf '%s\\n' >&2\nexit 2\n" % said)
+    result, _runs = run(root, node=node)
+    assert result["failed"] is True
+    assert not any(ord(char) < 0x20 or 0x7f <= ord(char) < 0xa0 or char == "\u202e" for char in result["msg"]), result["msg"]
+    assert "\\x1b]52;c;cm0gLXJmIH4=\\x07" in result["msg"] and "\\u202e" in result["msg"]
+
+
+def test_a_malformed_answer_is_refused_naming_what_is_wrong_never_quoting_it(tmp_path):
+    for entries in ({"relative/path": {"stat": {"kind": "file"}}}, {"/etc/x": {"stat": {"kind": "socket-of-doom"}}},
+                    {"/etc/x": {"text": {"text": 5}}}, {"/etc/x": {"names": {"names": "a/../b"}}}, ["not", "a", "map"]):
+        root, node = node_with(tmp_path, "printf '%%s' '%s'\n" % json.dumps({"entries": entries}))
+        result, _runs = run(root, node=node)
+        assert result["failed"] is True and "its answer is malformed" in result["msg"], result["msg"]
+        assert "doom" not in result["msg"] or "unknown kind" in result["msg"]
+
+
+def test_an_answer_larger_than_the_bound_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
+    monkeypatch.setattr(_snapshot, "MAX_ANSWER_BYTES", 1000)
+    root, node = node_with(tmp_path, "head -c 4000 /dev/zero | tr '\\0' 'x'\n")
+    result, _runs = run(root, node=node)
+    assert result["failed"] is True
+    assert result["msg"].startswith("the node reader failed (rc 0, 4000 bytes on standard output): its answer is larger than 1000 bytes")
+
+
+def test_a_reader_that_never_answers_fails_the_task_at_its_read_timeout(tmp_path):
+    root, node = node_with(tmp_path, "exec sleep 60\n")
+    started = time.monotonic()
+    result, _runs = run(root, {"read_timeout": 2}, node=node)
+    assert time.monotonic() - started < 30
+    assert result["failed"] is True and result["msg"] == "the node reader did not answer within 2 s (read_timeout)"
+
+
+def test_the_time_limit_leaves_a_shorter_task_timeout_alone_and_restores_it():
+    fired = []
+    previous = action.signal.signal(action.signal.SIGALRM, lambda *_args: fired.append(True))
+    try:
+        action.signal.setitimer(action.signal.ITIMER_REAL, 5)
+        with action._time_limit(60):
+            assert 4 < action.signal.getitimer(action.signal.ITIMER_REAL)[0] <= 5
+        with action._time_limit(1):
+            assert action.signal.getitimer(action.signal.ITIMER_REAL)[0] <= 1
+        assert 3 < action.signal.getitimer(action.signal.ITIMER_REAL)[0] <= 5
+    finally:
+        action.signal.setitimer(action.signal.ITIMER_REAL, 0)
+        action.signal.signal(action.signal.SIGALRM, previous)
+    assert not fired
+
+
+def test_an_answer_that_takes_too_long_to_assess_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(action, "ASSESS_SECONDS", 0.2)
+    monkeypatch.setattr(_snapshot, "assess", lambda *args: time.sleep(5))
+    started = time.monotonic()
+    result, _runs = run(drifted(tmp_path))
+    assert time.monotonic() - started < 4
+    assert result == dict(result, failed=True, msg="the node's answer took more than 0.2 s to assess: refused")
+
+
+def test_a_node_that_keeps_answering_less_than_was_asked_fails_after_the_last_read(tmp_path, monkeypatch):
+    def lacking(*_args):
+        raise _snapshot.NotRead("/etc/never-answered", "text")
+
+    monkeypatch.setattr(_snapshot, "assess", lacking)
+    result, runs = run(drifted(tmp_path))
+    assert len(runs) == action.MAX_ROUNDS and result["failed"] is True
+    assert result["msg"].startswith("the node's answers still lack what the probe reads after %d reads" % action.MAX_ROUNDS)

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.document import parse_kubelet_config
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import parse_reserved_memory_flag
@@ -179,7 +180,7 @@ def test_env_and_unit_readers(text):
 def test_config_dir_walk_stops_at_the_nesting_limit(tmp_path):
     path = os.path.join(str(tmp_path), "etc/kubelet.conf.d")
     os.makedirs(os.path.join(path, *["d"] * (MAX_NESTING + 400)))
-    found, problems = walk_config_dir(str(tmp_path), "/etc/kubelet.conf.d")
+    found, problems = walk_config_dir(HostFiles(str(tmp_path)), "/etc/kubelet.conf.d")
     assert found == []
     assert len(problems) == 1 and "deeper than %d levels" % MAX_NESTING in problems[0]
 
@@ -190,5 +191,5 @@ def test_config_dir_walk_reads_what_is_within_the_limit(tmp_path, depth):
     os.makedirs(deepest)
     with open(os.path.join(deepest, "10.conf"), "w") as handle:
         handle.write("{}")
-    found, problems = walk_config_dir(str(tmp_path), "/etc/kubelet.conf.d")
+    found, problems = walk_config_dir(HostFiles(str(tmp_path)), "/etc/kubelet.conf.d")
     assert problems == [] and len(found) == 1

@@ -12,6 +12,7 @@ import stat
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import files as _files
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair as _repair
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import procedure as _procedure
@@ -287,8 +288,8 @@ def test_a_file_changed_after_the_probe_is_not_overwritten(run, tmp_path, monkey
     concurrent = kubelet_file_for(boot_with_hugepages(), {}, "legacy")  # kubelet rewrote it meanwhile
     real_probe = kubelet_mm_checkpoint.probe
 
-    def probe_then_kubelet_writes(**kwargs):
-        result = real_probe(**kwargs)
+    def probe_then_kubelet_writes(files, **kwargs):
+        result = real_probe(files, **kwargs)
         with open(path, "wb") as handle:
             handle.write(concurrent)
         return result
@@ -357,7 +358,7 @@ def host_root_node(tmp_path, monkeypatch):
     """A drifted node probed as if it were the host (root "/"): the probe is redirected to the fake tree."""
     tree = kaslr_node(tmp_path)
     real_probe = kubelet_mm_checkpoint.probe
-    monkeypatch.setattr(kubelet_mm_checkpoint, "probe", lambda **kwargs: real_probe(**dict(kwargs, root=tree)))
+    monkeypatch.setattr(kubelet_mm_checkpoint, "probe", lambda files, **kwargs: real_probe(HostFiles(tree), **kwargs))
     return tree
 
 

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import lock as _lock
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import repair as _repair
@@ -179,9 +180,9 @@ def test_a_repair_done_meanwhile_by_another_run_is_not_a_change(run, tmp_path, m
     real_probe = kubelet_mm_checkpoint.probe
     by_the_other_run = []
 
-    def probe_then_another_run_repairs(**kwargs):
-        result = real_probe(**kwargs)
-        other = _repair.repair_node(_probe.probe(root=root), by="guard")
+    def probe_then_another_run_repairs(files, **kwargs):
+        result = real_probe(files, **kwargs)
+        other = _repair.repair_node(_probe.probe(HostFiles(root)), by="guard")
         assert other.changed is True
         by_the_other_run.append(read_bytes(checkpoint_file(root)))
         return result

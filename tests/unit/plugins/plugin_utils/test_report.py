@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, PodEntry
@@ -29,7 +30,7 @@ def drifted_node(tmp_path, node1_kb=45260, hugepages_1g=0, current_hugepages=Non
 
 
 def facts_of(root, **options):
-    return assessment_facts(_probe.probe(root=root, **options))
+    return assessment_facts(_probe.probe(HostFiles(root), **options))
 
 
 # --------------------------------------------------------------------------- the facts' pinned pods

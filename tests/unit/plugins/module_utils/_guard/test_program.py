@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import program as _guard
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import lock as _lock
@@ -85,7 +86,7 @@ def test_repairs_drift_within_bound_to_the_bytes_the_module_writes(tmp_path, cap
 
     assert result["changed"] is True
     assert read(checkpoint_file(root)) == read(checkpoint_file(twin)) != before
-    assert _probe.probe(root=root).assessment.verdict == "in_sync"
+    assert _probe.probe(HostFiles(root)).assessment.verdict == "in_sync"
     record = guard_record(root)
     assert (record["boot_id"], record["verdict"], record["action"]) == ("boot-1", "drift_within_bound", "repaired")
     backups = os.listdir(os.path.join(root, STATE, "backups"))

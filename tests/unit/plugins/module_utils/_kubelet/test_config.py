@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import go_ext, load_kubelet_settings, walk_config_dir
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import MemoryReservation
 from ansible_collections.nodeops.numa_drift.tests.support.nodetree import build_node_tree
@@ -55,7 +56,7 @@ evictionHard:
 def settings_for(tmp_path, config=None, **kwargs):
     """load_kubelet_settings of a node tree whose kubeadm config file is ``config`` (none when None)."""
     root = build_node_tree(tmp_path, kubelet_config=config) if config is not None else build_node_tree(tmp_path)
-    return load_kubelet_settings(root, **kwargs)
+    return load_kubelet_settings(HostFiles(root), **kwargs)
 
 
 def write(root, node_path, text="{}"):
@@ -72,12 +73,12 @@ def test_go_ext_is_filepath_ext():
 def test_the_walk_is_lexical_recurses_in_place_and_keeps_only_conf(tmp_path):
     for name in ("/d/20-b.conf", "/d/100-a.conf", "/d/15/x.conf", "/d/20-b.conf.bak", "/d/README"):
         write(tmp_path, name)
-    found, problems = walk_config_dir(str(tmp_path), "/d")
+    found, problems = walk_config_dir(HostFiles(str(tmp_path)), "/d")
     assert [shown for shown, _source in found] == ["/d/100-a.conf", "/d/15/x.conf", "/d/20-b.conf"] and problems == []
 
 
 def test_a_missing_dir_is_a_problem_naming_it(tmp_path):
-    assert walk_config_dir(str(tmp_path), "/etc/kubernetes/kubelet.conf.d") == (
+    assert walk_config_dir(HostFiles(str(tmp_path)), "/etc/kubernetes/kubelet.conf.d") == (
         [], ["kubelet --config-dir /etc/kubernetes/kubelet.conf.d does not exist (kubelet would not start)"])
 
 
@@ -85,7 +86,7 @@ def test_a_drop_in_linked_absolutely_is_listed_and_read_under_root(tmp_path):
     write(tmp_path, "/srv/numa.conf")
     os.makedirs(str(tmp_path / "d"))
     os.symlink("/srv/numa.conf", str(tmp_path / "d/50-numa.conf"))
-    assert walk_config_dir(str(tmp_path), "/d") == ([("/d/50-numa.conf", "/d/50-numa.conf")], [])
+    assert walk_config_dir(HostFiles(str(tmp_path)), "/d") == ([("/d/50-numa.conf", "/d/50-numa.conf")], [])
 
 
 # --------------------------------------------------------------------------- loading
@@ -201,7 +202,7 @@ def test_explicit_config_that_is_missing_is_a_problem(tmp_path):
 def test_config_path_that_is_a_directory_is_a_problem(tmp_path):
     root = build_node_tree(tmp_path)
     os.makedirs(os.path.join(root, "var/lib/kubelet/config.yaml"))
-    settings = load_kubelet_settings(root)
+    settings = load_kubelet_settings(HostFiles(root))
     assert len(settings.config_problems) == 1 and "not a regular file" in settings.config_problems[0]
 
 
@@ -210,7 +211,7 @@ def test_unreadable_config_file_is_a_problem(tmp_path):
     path = os.path.join(root, "var/lib/kubelet/config.yaml")
     with open(path, "wb") as handle:
         handle.write(b"memoryManagerPolicy: \xff\xfe\n")
-    settings = load_kubelet_settings(root)
+    settings = load_kubelet_settings(HostFiles(root))
     assert len(settings.config_problems) == 1 and "not UTF-8" in settings.config_problems[0]
 
 
@@ -244,7 +245,7 @@ def test_flags_from_kubeadm_and_distribution_env_files(tmp_path):
         kubeadm_flags="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --memory-manager-policy=None",
         extra_args="--memory-manager-policy=Static --reserved-memory 0:memory=5Gi",
     )
-    settings = load_kubelet_settings(root)
+    settings = load_kubelet_settings(HostFiles(root))
     assert settings.policy == "Static"  # KUBELET_EXTRA_ARGS come after KUBELET_KUBEADM_ARGS
     assert settings.reserved_memory == {0: {"memory": 5 * GiB}}
     assert settings.sources[:2] == ("/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet")
@@ -253,7 +254,7 @@ def test_flags_from_kubeadm_and_distribution_env_files(tmp_path):
 
 def test_flags_from_sysconfig(tmp_path):
     root = build_node_tree(tmp_path, extra_args="--root-dir=/data/kubelet", extra_args_file="/etc/sysconfig/kubelet")
-    settings = load_kubelet_settings(root)
+    settings = load_kubelet_settings(HostFiles(root))
     assert settings.root_dir == "/data/kubelet"
     assert settings.field_sources["root_dir"] == "flag --root-dir (KUBELET_EXTRA_ARGS from /etc/sysconfig/kubelet)"
     assert settings.config_path == "/data/kubelet/config.yaml"
@@ -261,9 +262,9 @@ def test_flags_from_sysconfig(tmp_path):
 
 def test_explicit_flags_replace_the_discovered_command_line(tmp_path):
     root = build_node_tree(tmp_path, kubeadm_flags="--reserved-memory=0:memory=2Gi")
-    assert load_kubelet_settings(root).reserved_memory_entries == (MemoryReservation(0, (("memory", 2 * GiB),)),)
+    assert load_kubelet_settings(HostFiles(root)).reserved_memory_entries == (MemoryReservation(0, (("memory", 2 * GiB),)),)
     explicit = ["--reserved-memory=0:memory=1Gi"]
-    assert load_kubelet_settings(root, flags=explicit).reserved_memory_entries == (
+    assert load_kubelet_settings(HostFiles(root), flags=explicit).reserved_memory_entries == (
         MemoryReservation(0, (("memory", GiB),)),
     )
 
@@ -272,13 +273,13 @@ def test_root_dir_flag_moves_the_default_config(tmp_path):
     root = build_node_tree(
         tmp_path, kubelet_config=G19_CONFIG, kubelet_config_path="/data/kubelet/config.yaml"
     )
-    settings = load_kubelet_settings(root, flags=["--root-dir", "/data/kubelet"])
+    settings = load_kubelet_settings(HostFiles(root), flags=["--root-dir", "/data/kubelet"])
     assert settings.policy == "Static" and settings.config_path == "/data/kubelet/config.yaml"
 
 
 def test_config_flag_names_the_config(tmp_path):
     root = build_node_tree(tmp_path, kubelet_config=G19_CONFIG, kubelet_config_path="/etc/kubernetes/kubelet.yaml")
-    settings = load_kubelet_settings(root, flags=["--config=/etc/kubernetes/kubelet.yaml"])
+    settings = load_kubelet_settings(HostFiles(root), flags=["--config=/etc/kubernetes/kubelet.yaml"])
     assert settings.policy == "Static"
     assert settings.field_sources["config_path"] == "flag --config (option kubelet_flags)"
 
@@ -302,7 +303,7 @@ def test_walk_recurses_into_sub_directories_at_their_place(tmp_path):
         path = os.path.join(root, "d", name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         open(path, "w").close()
-    found, problems = walk_config_dir(root, "/d")
+    found, problems = walk_config_dir(HostFiles(root), "/d")
     assert problems == []
     assert [shown for shown, _source in found] == ["/d/.conf", "/d/a.conf", "/d/b/c.conf", "/d/c.conf"]
     assert go_ext("x.conf.bak") == ".bak" and go_ext(".conf") == ".conf" and go_ext("README") == ""

@@ -11,11 +11,11 @@ probe must find the configuration, the checkpoint and the service by itself and 
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import discover_kubelet
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import load_service
@@ -45,7 +45,7 @@ from ansible_collections.nodeops.numa_drift.tests.support.scenario import (  # n
 def test_probe_finds_kubelet_on_every_distribution(tmp_path, name):
     files, distribution, service, root_dir = LAYOUTS[name]
     root = drifted_node(tmp_path, files, kubelet_root_dir=root_dir)
-    result = probe(root)
+    result = probe(HostFiles(root))
     settings = result.settings
     assert (settings.distribution, settings.service, settings.root_dir) == (distribution, service, root_dir)
     assert settings.config_problems == () and settings.problems == ()
@@ -55,7 +55,7 @@ def test_probe_finds_kubelet_on_every_distribution(tmp_path, name):
 
 
 def test_k3s_config_arg_is_read_as_the_agents_copy(tmp_path):
-    settings = probe(drifted_node(tmp_path, k3s_files())).settings
+    settings = probe(HostFiles(drifted_node(tmp_path, k3s_files()))).settings
     managed = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d"
     assert settings.config_dir == managed
     assert settings.dropins == (managed + "/00-k3s-defaults.conf", managed + "/10-cli-config.conf")
@@ -64,14 +64,14 @@ def test_k3s_config_arg_is_read_as_the_agents_copy(tmp_path):
 
 
 def test_openshift_flag_beats_the_config_file(tmp_path):
-    settings = probe(drifted_node(tmp_path, LAYOUTS["openshift"][0])).settings
+    settings = probe(HostFiles(drifted_node(tmp_path, LAYOUTS["openshift"][0]))).settings
     assert settings.system_reserved == {"memory": 1948 * MIB}
     assert settings.field_sources["system_reserved"].startswith("flag --system-reserved (ExecStart of /etc/systemd/system/kubelet.service")
     assert "SYSTEM_RESERVED_MEMORY from /etc/node-sizing.env" in settings.field_sources["system_reserved"]
 
 
 def test_eks_al2_flags_come_from_the_drop_ins_environment(tmp_path):
-    settings = probe(drifted_node(tmp_path, LAYOUTS["eks-al2"][0])).settings
+    settings = probe(HostFiles(drifted_node(tmp_path, LAYOUTS["eks-al2"][0]))).settings
     extra = "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf"
     assert settings.config_path == "/etc/kubernetes/kubelet/kubelet-config.json"
     assert extra in settings.field_sources["policy"] and extra in settings.field_sources["reserved_memory"]
@@ -81,7 +81,7 @@ def test_eks_al2_flags_come_from_the_drop_ins_environment(tmp_path):
 
 
 def test_kubeadm_drop_ins_lexical_order_and_ignored_names(tmp_path):
-    settings = probe(drifted_node(tmp_path, LAYOUTS["kubeadm-config-dir"][0])).settings
+    settings = probe(HostFiles(drifted_node(tmp_path, LAYOUTS["kubeadm-config-dir"][0]))).settings
     assert settings.dropins == ("/etc/kubernetes/kubelet.conf.d/100-a.conf", "/etc/kubernetes/kubelet.conf.d/20-b.conf")
     assert settings.field_sources["reserved_memory"] == "/etc/kubernetes/kubelet.conf.d/20-b.conf"
 
@@ -90,7 +90,7 @@ def test_unreadable_drop_in_is_kubelet_config_unknown_and_touches_nothing(tmp_pa
     files = dict(LAYOUTS["rke2"][0])
     files["/var/lib/rancher/rke2/agent/etc/kubelet.conf.d/60-bad.conf"] = "memoryManagerPolicy: [Static\n"
     root = drifted_node(tmp_path, files)
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert result.assessment.verdict == "kubelet_config_unknown"
     assert any("60-bad.conf" in cause.message for cause in result.assessment.causes)
     assert not result.assessment.repairable
@@ -102,7 +102,7 @@ def test_unit_override_resets_exec_start(tmp_path):
         "[Service]\nExecStart=\nExecStart=/usr/local/bin/kubelet $KUBELET_ARGS --root-dir=/data/kubelet\n"
     )
     root = drifted_node(tmp_path, files, kubelet_root_dir="/data/kubelet")
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert result.settings.root_dir == "/data/kubelet"
     assert result.assessment.verdict == "drift_within_bound"
 
@@ -112,7 +112,7 @@ def test_kep_6232_tolerance_on_means_hands_off(tmp_path):
     files["/etc/kubernetes/kubelet-config.yaml"] = document(
         featureGates={"MemoryManagerDriftTolerance": True}, memoryManagerPolicyOptions={"memory-drift-tolerance": "auto"}, **STATIC
     )
-    result = probe(drifted_node(tmp_path, files))
+    result = probe(HostFiles(drifted_node(tmp_path, files)))
     assert result.settings.drift_tolerance == "auto"
     assert result.assessment.verdict == "kubelet_tolerates" and not result.assessment.repairable
 
@@ -120,7 +120,7 @@ def test_kep_6232_tolerance_on_means_hands_off(tmp_path):
 def test_no_configuration_at_all_is_refused_not_guessed(tmp_path):
     recorded = two_node_boot()
     root = write_kubelet_node(str(tmp_path), recorded, recorded.moved(node0=-4096, node1=4096), config=OMIT)
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert result.assessment.verdict == "kubelet_config_unknown"
     assert result.settings.distribution == "unknown"
 
@@ -129,5 +129,5 @@ def test_discovery_of_a_masked_unit_falls_back(tmp_path):
     root = str(tmp_path)
     os.makedirs(os.path.join(root, "etc/systemd/system"))
     os.symlink("/dev/null", os.path.join(root, "etc/systemd/system/kubelet.service"))
-    assert not load_service(root, "kubelet.service").found
-    assert discover_kubelet(root).distribution == "unknown"
+    assert not load_service(HostFiles(root), "kubelet.service").found
+    assert discover_kubelet(HostFiles(root)).distribution == "unknown"

@@ -17,6 +17,7 @@ import os
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import GIB, MIB, tree_snapshot
 from ansible_collections.nodeops.numa_drift.tests.support.distributions import (
@@ -57,7 +58,7 @@ def yaml_document(**fields):
 
 
 def probed(tmp_path, files, root_dir="/var/lib/kubelet"):
-    result = probe(drifted_node(tmp_path, files, kubelet_root_dir=root_dir))
+    result = probe(HostFiles(drifted_node(tmp_path, files, kubelet_root_dir=root_dir)))
     return result, result.settings
 
 
@@ -230,7 +231,7 @@ def test_rke2_server_node_runs_kubelet_under_the_enabled_unit(tmp_path):
     wants = os.path.join(root, "etc/systemd/system/multi-user.target.wants")
     os.makedirs(wants)
     os.symlink("/usr/local/lib/systemd/system/rke2-server.service", os.path.join(wants, "rke2-server.service"))
-    result = probe(root)
+    result = probe(HostFiles(root))
     settings = result.settings
     assert (settings.distribution, settings.service, settings.config_dir) == ("rke2", "rke2-server", RKE2_MANAGED)
     assert settings.dropins == (RKE2_MANAGED + "/00-rke2-defaults.conf", RKE2_MANAGED + "/10-cli-config.conf")
@@ -432,7 +433,7 @@ def test_openshift_missing_node_sizing_env_is_refused_naming_it(tmp_path):
     del files["/etc/node-sizing.env"]
     root = drifted_node(tmp_path, files)
     before = tree_snapshot(root)
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert result.assessment.verdict == "kubelet_config_unknown" and not result.assessment.repairable
     assert any("/etc/node-sizing.env" in cause.message for cause in result.assessment.causes)
     assert tree_snapshot(root) == before
@@ -551,7 +552,7 @@ def test_bad_drop_in_under_eks_is_refused_naming_the_file(tmp_path, name, conten
     with open(path, "wb") as handle:
         handle.write(content if isinstance(content, bytes) else content.encode())
     before = tree_snapshot(root)
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert result.assessment.verdict == "kubelet_config_unknown" and not result.assessment.repairable
     assert any(named in cause.message for cause in result.assessment.causes), result.assessment.causes
     assert tree_snapshot(root) == before
@@ -577,7 +578,7 @@ def test_unreadable_unit_drop_in_is_refused_naming_it(tmp_path):
     }
     root = drifted_node(tmp_path, files)
     os.mkfifo(os.path.join(root, "usr/lib/systemd/system/kubelet.service.d/20-site.conf"))  # not a regular file
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert result.assessment.verdict == "kubelet_config_unknown"
     assert any("20-site.conf" in cause.message for cause in result.assessment.causes)
 

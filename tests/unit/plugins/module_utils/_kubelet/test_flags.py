@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import (
     parse_eviction_hard_flag,
@@ -115,7 +116,7 @@ def test_a_feature_gate_kubelet_1_34_does_not_know_is_a_problem_naming_the_relea
     flags = ["--config=/var/lib/kubelet/config.yaml"]
     flags += ["--feature-gates=PodLevelResourceManagers=%s" % str(enabled).lower()] if where == "flag" else []
     flags += ["--config-dir=/etc/kubernetes/kubelet.conf.d"] if where == "dropin" else []
-    settings = load_kubelet_settings(root, flags=flags)
+    settings = load_kubelet_settings(HostFiles(root), flags=flags)
     assert settings.problems == (
         "unrecognized feature gate: PodLevelResourceManagers (kubelet releases disagree: 1.36, 1.37 accept it, 1.34, 1.35 "
         "refuse to start with it)",
@@ -124,4 +125,4 @@ def test_a_feature_gate_kubelet_1_34_does_not_know_is_a_problem_naming_the_relea
 
 def test_feature_gates_every_supported_release_knows_are_no_problem(tmp_path):
     root = build_node_tree(tmp_path, kubelet_config={"memoryManagerPolicy": "None", "featureGates": {"PodLevelResources": True}})
-    assert load_kubelet_settings(root).problems == ()
+    assert load_kubelet_settings(HostFiles(root)).problems == ()

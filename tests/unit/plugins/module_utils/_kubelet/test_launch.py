@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.launch import (
     KubeletLaunch,
     _command_words,
@@ -45,31 +46,31 @@ def test_a_launch_record_defaults_to_found_with_nothing_read():
 
 def test_an_enabled_unit_is_linked_into_a_wants_or_requires_dir(tmp_path):
     root = rke2_node(tmp_path)
-    assert not _is_enabled(root, "rke2-server.service")
+    assert not _is_enabled(HostFiles(root), "rke2-server.service")
     enable(root, "multi-user.target.wants", "rke2-server.service")
-    assert _is_enabled(root, "rke2-server.service") and not _is_enabled(root, "rke2-agent.service")
+    assert _is_enabled(HostFiles(root), "rke2-server.service") and not _is_enabled(HostFiles(root), "rke2-agent.service")
     enable(root, "kubernetes.target.requires", "rke2-agent.service")
-    assert _is_enabled(root, "rke2-agent.service")
+    assert _is_enabled(HostFiles(root), "rke2-agent.service")
 
 
 def test_a_link_in_another_kind_of_dir_does_not_enable(tmp_path):
     root = rke2_node(tmp_path)
     enable(root, "multi-user.target.d", "rke2-server.service")  # a drop-in dir, not a dependency dir
-    assert not _is_enabled(root, "rke2-server.service")
+    assert not _is_enabled(HostFiles(root), "rke2-server.service")
 
 
 def test_the_enabled_unit_runs_else_the_first_that_exists(tmp_path):
     root = rke2_node(tmp_path)
-    assert _first_service(root, RKE2_UNITS).name == "rke2-agent.service"  # none enabled: the profile's order
+    assert _first_service(HostFiles(root), RKE2_UNITS).name == "rke2-agent.service"  # none enabled: the profile's order
     enable(root, "multi-user.target.wants", "rke2-server.service")
-    service = _first_service(root, RKE2_UNITS)
+    service = _first_service(HostFiles(root), RKE2_UNITS)
     assert service.name == "rke2-server.service"
     assert [arg.value for arg in _command_words(service)] == ["/usr/local/bin/rke2", "server"]
 
 
 def test_no_unit_of_the_profile_is_none(tmp_path):
     root = build_node_tree(tmp_path)
-    assert _first_service(root, ("k0sworker", "k0scontroller")) is None
+    assert _first_service(HostFiles(root), ("k0sworker", "k0scontroller")) is None
     assert _command_words(None) == [] and _service_sources(None) == []
 
 
@@ -79,6 +80,6 @@ def test_a_services_sources_are_its_unit_drop_ins_and_the_environment_files_read
         dropin: "[Service]\nEnvironmentFile=-/etc/default/rke2-agent\nEnvironmentFile=-/etc/sysconfig/rke2-agent\n",
         "/etc/default/rke2-agent": "RKE2_CONFIG_FILE=/etc/rke2.yaml\n",
     })
-    service = load_service(root, "rke2-agent.service")
+    service = load_service(HostFiles(root), "rke2-agent.service")
     # The missing optional file (-/etc/sysconfig/...) was not read, so it is no source.
     assert _service_sources(service) == ["/usr/local/lib/systemd/system/rke2-agent.service", dropin, "/etc/default/rke2-agent"]

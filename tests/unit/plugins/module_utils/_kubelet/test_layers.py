@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.layers import (
     DEFAULT_EVICTION_HARD,
@@ -162,7 +163,7 @@ def test_merge_default_eviction_settings_in_a_drop_in_adds_nothing(tmp_path):
                          "mergeDefaultEvictionSettings": True, "evictionHard": {"nodefs.available": "5%"}})
     root = build_node_tree(tmp_path, kubelet_config={"evictionHard": {"imagefs.available": "5%"}},
                            extra_files={"/etc/kubernetes/kubelet.conf.d/50-eviction.conf": dropin})
-    settings = load_kubelet_settings(root, config_dir="/etc/kubernetes/kubelet.conf.d")
+    settings = load_kubelet_settings(HostFiles(root), config_dir="/etc/kubernetes/kubelet.conf.d")
     assert settings.dropins == ("/etc/kubernetes/kubelet.conf.d/50-eviction.conf",)
     assert settings.eviction_hard_memory is None
 

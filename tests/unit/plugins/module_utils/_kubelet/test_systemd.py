@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import find_dropins, find_unit
 
 
@@ -19,19 +20,19 @@ def write(root, node_path, text=""):
 
 def test_the_unit_of_highest_precedence_wins_and_a_masked_unit_is_named(tmp_path):
     write(tmp_path, "/usr/lib/systemd/system/kubelet.service", "[Service]\n")
-    assert find_unit(str(tmp_path), "kubelet.service") == ("/usr/lib/systemd/system/kubelet.service", [])
+    assert find_unit(HostFiles(str(tmp_path)), "kubelet.service") == ("/usr/lib/systemd/system/kubelet.service", [])
     write(tmp_path, "/etc/systemd/system/kubelet.service", "[Service]\n")
-    assert find_unit(str(tmp_path), "kubelet.service") == ("/etc/systemd/system/kubelet.service", [])
+    assert find_unit(HostFiles(str(tmp_path)), "kubelet.service") == ("/etc/systemd/system/kubelet.service", [])
     os.remove(str(tmp_path / "etc/systemd/system/kubelet.service"))
     os.symlink("/dev/null", str(tmp_path / "etc/systemd/system/kubelet.service"))
-    assert find_unit(str(tmp_path), "kubelet.service") == (None, ["/etc/systemd/system/kubelet.service is masked (linked to /dev/null)"])
+    assert find_unit(HostFiles(str(tmp_path)), "kubelet.service") == (None, ["/etc/systemd/system/kubelet.service is masked (linked to /dev/null)"])
 
 
 def test_a_unit_linked_absolutely_is_found_under_root(tmp_path):
     write(tmp_path, "/opt/units/kubelet.service", "[Service]\n")
     os.makedirs(str(tmp_path / "etc/systemd/system"))
     os.symlink("/opt/units/kubelet.service", str(tmp_path / "etc/systemd/system/kubelet.service"))
-    assert find_unit(str(tmp_path), "kubelet.service") == ("/etc/systemd/system/kubelet.service", [])
+    assert find_unit(HostFiles(str(tmp_path)), "kubelet.service") == ("/etc/systemd/system/kubelet.service", [])
 
 
 def test_drop_ins_sort_by_name_and_earlier_directories_shadow_later_ones(tmp_path):
@@ -40,7 +41,7 @@ def test_drop_ins_sort_by_name_and_earlier_directories_shadow_later_ones(tmp_pat
     write(tmp_path, "/etc/systemd/system/kubelet.service.d/20-extra.conf")
     write(tmp_path, "/etc/systemd/system/kubelet.service.d/05-first.conf")
     write(tmp_path, "/etc/systemd/system/kubelet.service.d/README")
-    assert find_dropins(str(tmp_path), "kubelet.service") == ([
+    assert find_dropins(HostFiles(str(tmp_path)), "kubelet.service") == ([
         "/etc/systemd/system/kubelet.service.d/05-first.conf",
         "/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf",
         "/etc/systemd/system/kubelet.service.d/20-extra.conf",

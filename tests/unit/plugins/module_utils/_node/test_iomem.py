@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem import (
     auto_bound_bytes,
     kernel_span_bound,
@@ -155,7 +156,7 @@ if given is not None:
 
 
 def test_default_tree_puts_the_kernel_on_node_0(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, nodes={0: {}, 1: {}}))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes={0: {}, 1: {}})))
     image = facts.kernel_image
     assert image.known and image.unknown_reason is None
     # default sections: code 14 MiB + rodata 8 MiB + data 4 MiB + bss 6 MiB, from 16 MiB
@@ -171,7 +172,7 @@ def test_spec_7_2_fixture_straddles_two_blocks_on_two_nodes(tmp_path):
         0: {"mem_total_kb": 44 * 1024 * 1024, "memory_blocks": range(0, 352)},
         1: {"mem_total_kb": 44 * 1024 * 1024, "memory_blocks": range(352, 704)},
     }
-    facts = read_node_facts(build_node_tree(tmp_path, nodes=nodes, iomem=PR_140473_IOMEM))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=nodes, iomem=PR_140473_IOMEM)))
     image = facts.kernel_image
     assert (image.start, image.end, image.span_bytes) == (PR_START, PR_END, PR_SPAN)
     assert auto_bound_bytes(image) == PR_BOUND
@@ -185,13 +186,13 @@ def test_kernel_image_moved_by_kaslr_to_node_1(tmp_path):
     nodes = {0: {"mem_total_kb": 2 * 1024 * 1024}, 1: {"mem_total_kb": 2 * 1024 * 1024}}
     # node 0 owns blocks 0-15 (2 GiB / 128 MiB), node 1 blocks 16-31
     root = build_node_tree(tmp_path, nodes=nodes, iomem=iomem_text(kernel_start=0x8A000000, ram_end=4 * GiB))
-    image = read_node_facts(root).kernel_image
+    image = read_node_facts(HostFiles(root)).kernel_image
     assert image.memory_blocks == (17,)
     assert image.numa_nodes == (1,)
 
 
 def test_zeroed_iomem_on_a_tree(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, iomem=iomem_text(zeroed=True)))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, iomem=iomem_text(zeroed=True))))
     image = facts.kernel_image
     assert image.span_bytes is None and image.numa_nodes == ()
     assert "CAP_SYS_ADMIN" in image.unknown_reason
@@ -200,42 +201,42 @@ def test_zeroed_iomem_on_a_tree(tmp_path):
 
 
 def test_missing_iomem(tmp_path):
-    image = read_node_facts(build_node_tree(tmp_path, iomem=OMIT)).kernel_image
+    image = read_node_facts(HostFiles(build_node_tree(tmp_path, iomem=OMIT))).kernel_image
     assert image.span_bytes is None
     assert "cannot read" in image.unknown_reason and "proc/iomem" in image.unknown_reason
 
 
 def test_iomem_with_overflow_on_a_tree(tmp_path):
     text = "  1ffffffffffffffff-1ffffffffffffffff : Kernel code\n  00100000-001fffff : Kernel bss\n"
-    image = read_node_facts(build_node_tree(tmp_path, iomem=text)).kernel_image
+    image = read_node_facts(HostFiles(build_node_tree(tmp_path, iomem=text))).kernel_image
     assert (image.start, image.end, image.span_bytes) == (0x100000, 0x1FFFFF, MiB)
     assert image.numa_nodes == (0,)
 
 
 def test_implausible_span_is_refused(tmp_path):
     text = "  00100000-001fffff : Kernel code\n  7ff00000000-7ff000fffff : Kernel bss\n"
-    image = read_node_facts(build_node_tree(tmp_path, iomem=text)).kernel_image
+    image = read_node_facts(HostFiles(build_node_tree(tmp_path, iomem=text))).kernel_image
     assert image.span_bytes is None
     assert "implausible" in image.unknown_reason
     assert auto_bound_bytes(image) is None
 
 
 def test_missing_block_size_keeps_the_span_but_not_the_location(tmp_path):
-    image = read_node_facts(build_node_tree(tmp_path, block_size_bytes=OMIT)).kernel_image
+    image = read_node_facts(HostFiles(build_node_tree(tmp_path, block_size_bytes=OMIT))).kernel_image
     assert image.span_bytes == 32 * MiB
     assert image.numa_nodes == ()
     assert "block_size_bytes" in image.location_reason
 
 
 def test_garbage_block_size(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, block_size_bytes="lots\n"))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, block_size_bytes="lots\n")))
     assert facts.block_size_bytes is None
     assert "not a hexadecimal block size" in facts.kernel_image.location_reason
 
 
 def test_kernel_block_owned_by_no_node(tmp_path):
     root = build_node_tree(tmp_path, nodes={0: {"memory_blocks": [5, 6]}})
-    image = read_node_facts(root).kernel_image
+    image = read_node_facts(HostFiles(root)).kernel_image
     assert image.span_bytes == 32 * MiB
     assert image.numa_nodes == ()
     assert image.location_reason == "no NUMA node directory has memory0"

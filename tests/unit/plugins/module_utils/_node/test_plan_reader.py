@@ -1,19 +1,18 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""``_node.plan_reader`` (what ``__node_read`` runs): what it records of a node under a root, and what it never does
-(follow out of root, block, read past a limit)."""
+"""``_node.plan_reader`` (what the node reader runs): what it records of a node under a root through the engine's own
+``HostFiles``, and what it never does (follow out of root, block, read a directory whole, read a followed path twice,
+run past its budget)."""
 
 from __future__ import annotations
 
-import base64
 import errno
-import importlib
 import os
+import time
 
-import pytest
-
-plan_reader = importlib.import_module("ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader")
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan as probe_plan
 
 
 def write(root, path, data=b""):
@@ -24,76 +23,81 @@ def write(root, path, data=b""):
     return host
 
 
-def gathered(root, *rules, follow=()):
-    reader = plan_reader.Reader(str(root), follow)
-    for rule in rules:
-        reader.gather(rule)
-    return reader.entries
+def gathered(root, *rules, follows=None, seconds=plan_reader.SECONDS):
+    return plan_reader.read_plan(str(root), list(rules), follows or {}, seconds=seconds)
 
 
 def test_a_file_is_read_with_each_directory_on_the_way(tmp_path):
     write(tmp_path, "/etc/default/kubelet", "KUBELET_EXTRA_ARGS=--v=2\n")
-    entries = gathered(tmp_path, {"path": "/etc/default/kubelet"})
-    assert entries == {"/etc": ["d", None], "/etc/default": ["d", None], "/etc/default/kubelet": ["f", "KUBELET_EXTRA_ARGS=--v=2\n"]}
+    entries = gathered(tmp_path, {"read": "/etc/default/kubelet"})
+    assert entries == {
+        "/etc": {"stat": {"kind": "dir"}},
+        "/etc/default": {"stat": {"kind": "dir"}},
+        "/etc/default/kubelet": {"stat": {"kind": "file"}, "text": {"text": "KUBELET_EXTRA_ARGS=--v=2\n", "size": 25}},
+    }
 
 
-def test_nothing_there_is_recorded_once_at_the_first_missing_component(tmp_path):
-    entries = gathered(tmp_path, {"path": "/etc/rancher/k3s/config.yaml"})
-    assert entries == {"/etc": ["a"]}
+def test_what_is_missing_is_recorded_as_the_kernel_says_it(tmp_path):
+    entries = gathered(tmp_path, {"read": "/etc/rancher/k3s/config.yaml"})
+    assert entries["/etc"] == {"stat": {"kind": "absent"}}
+    assert entries["/etc/rancher/k3s/config.yaml"] == {"stat": {"kind": "absent"}}
 
 
 def test_a_link_is_resolved_under_root_never_on_this_machine(tmp_path):
     write(tmp_path, "/usr/lib/systemd/system/kubelet.service", "[Service]\n")
     os.symlink("usr/lib", str(tmp_path / "lib"))
     os.symlink("/etc/passwd", str(tmp_path / "escape"))  # absolute: the node's /etc/passwd, under root
-    entries = gathered(tmp_path, {"path": "/lib/systemd/system/kubelet.service"}, {"path": "/escape"})
-    assert entries["/lib"] == ["l", "usr/lib"]
-    assert entries["/usr/lib/systemd/system/kubelet.service"] == ["f", "[Service]\n"]
-    assert entries["/escape"] == ["l", "/etc/passwd"] and entries["/etc"] == ["a"]  # not this machine's /etc
+    entries = gathered(tmp_path, {"read": "/lib/systemd/system/kubelet.service"}, {"read": "/escape"})
+    assert entries["/lib"] == {"stat": {"kind": "link", "target": "usr/lib"}}
+    assert entries["/usr/lib/systemd/system/kubelet.service"]["text"]["text"] == "[Service]\n"
+    assert entries["/escape"] == {"stat": {"kind": "link", "target": "/etc/passwd"}}
+    assert entries["/etc"] == {"stat": {"kind": "absent"}}  # not this machine's /etc
 
 
 def test_dot_dot_never_climbs_above_root(tmp_path):
     write(tmp_path, "/etc/os-release", "ID=debian\n")
-    entries = gathered(tmp_path, {"path": "/../../../etc/os-release"})
-    assert entries["/etc/os-release"] == ["f", "ID=debian\n"]
+    entries = gathered(tmp_path, {"read": "/../../../etc/os-release"})
+    assert entries["/etc/os-release"]["text"]["text"] == "ID=debian\n"
 
 
 def test_a_link_loop_ends(tmp_path):
-    os.symlink("b", str(tmp_path / "a"))
-    os.symlink("a", str(tmp_path / "b"))
-    assert gathered(tmp_path, {"path": "/a/x"}) == {"/a": ["l", "b"], "/b": ["l", "a"]}
+    os.symlink("/b", str(tmp_path / "a"))
+    os.symlink("/a", str(tmp_path / "b"))
+    entries = gathered(tmp_path, {"read": "/a/file"})
+    assert entries["/a"] == {"stat": {"kind": "link", "target": "/b"}} and entries["/b"] == {"stat": {"kind": "link", "target": "/a"}}
 
 
-def test_a_read_stops_one_byte_past_its_limit(tmp_path):
-    write(tmp_path, "/proc/iomem", "x" * 100)
-    assert gathered(tmp_path, {"path": "/proc/iomem", "limit": 10})["/proc/iomem"] == ["f", "x" * 11]
-    assert gathered(tmp_path, {"path": "/proc/iomem", "limit": 0})["/proc/iomem"] == ["r"]  # only that it is there
-
-
-def test_bytes_that_are_not_utf8_come_back_in_base64(tmp_path):
-    write(tmp_path, "/var/lib/kubelet/memory_manager_state", b"\xff\x00{")
-    entry = gathered(tmp_path, {"path": "/var/lib/kubelet/memory_manager_state"})["/var/lib/kubelet/memory_manager_state"]
-    assert entry[0] == "b" and base64.b64decode(entry[1]) == b"\xff\x00{"
+def test_a_raw_read_keeps_the_bytes_and_stops_one_past_the_limit(tmp_path, monkeypatch):
+    write(tmp_path, "/proc/iomem", "0123456789")
+    write(tmp_path, "/var/lib/kubelet/memory_manager_state", b"\xff\xfe{}")
+    monkeypatch.setattr(plan_reader, "READ_LIMIT", 4)
+    monkeypatch.setattr("ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files.READ_LIMIT", 4)
+    entries = gathered(tmp_path, {"read": "/proc/iomem", "raw": True}, {"read": "/var/lib/kubelet/memory_manager_state", "raw": True})
+    assert entries["/proc/iomem"]["raw"] == {"data": "01234", "size": 5}
+    assert entries["/var/lib/kubelet/memory_manager_state"]["raw"] == {"base64": "//57fQ==", "size": 4}
 
 
 def test_a_fifo_is_recorded_never_opened(tmp_path):
     os.makedirs(str(tmp_path / "etc"))
-    os.mkfifo(str(tmp_path / "etc" / "os-release"))
-    entry = gathered(tmp_path, {"path": "/etc/os-release"})["/etc/os-release"]
-    assert entry[0] == "o"  # a writer-less FIFO would block a reader forever
+    os.mkfifo(str(tmp_path / "etc" / "fifo"))
+    started = time.monotonic()
+    entries = gathered(tmp_path, {"read": "/etc/fifo"}, {"read": "/etc/fifo", "raw": True})
+    assert time.monotonic() - started < 5
+    assert entries["/etc/fifo"] == {"stat": {"kind": "other", "type": 0o010000}}
 
 
-def test_an_unreadable_file_is_an_error_entry(tmp_path, monkeypatch):
-    write(tmp_path, "/etc/default/kubelet", "X=1\n")
+def test_an_unreadable_file_is_an_error_record(tmp_path, monkeypatch):
+    write(tmp_path, "/etc/default/kubelet", "x")
     real_open = os.open
 
-    def refusing(path, *args, **kwargs):
-        if str(path).endswith("/etc/default/kubelet"):
-            raise PermissionError(errno.EACCES, "Permission denied")
-        return real_open(path, *args, **kwargs)
+    def refusing(path, flags, *args):
+        if path.endswith("/etc/default/kubelet"):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_open(path, flags, *args)
 
-    monkeypatch.setattr(plan_reader.os, "open", refusing)
-    assert gathered(tmp_path, {"path": "/etc/default/kubelet"})["/etc/default/kubelet"] == ["e", errno.EACCES, "Permission denied"]
+    monkeypatch.setattr(os, "open", refusing)
+    entries = gathered(tmp_path, {"read": "/etc/default/kubelet"})
+    assert entries["/etc/default/kubelet"]["text"] == {"errno": errno.EACCES, "error": "Permission denied"}
 
 
 def test_wildcards_and_alternatives_list_the_directories_they_search(tmp_path):
@@ -101,12 +105,12 @@ def test_wildcards_and_alternatives_list_the_directories_they_search(tmp_path):
         write(tmp_path, "/sys/devices/system/node/node%d/meminfo" % node, "Node %d MemTotal: 1 kB\n" % node)
         write(tmp_path, "/sys/devices/system/node/node%d/cpulist" % node, "0-3\n")
     write(tmp_path, "/sys/devices/system/node/online", "0-1\n")
-    entries = gathered(tmp_path, {"path": "/sys/devices/system/node/node*/{meminfo,cpulist}"})
-    assert entries["/sys/devices/system/node"] == ["d", ["node0", "node1", "online"]]
-    assert sorted(key for key in entries if key.endswith(("meminfo", "cpulist"))) == [
+    entries = gathered(tmp_path, {"read": "/sys/devices/system/node/node*/{meminfo,cpulist}", "raw": True})
+    assert entries["/sys/devices/system/node"]["names"] == {"names": "node0/node1/online"}
+    assert sorted(key for key in entries if "raw" in entries[key]) == [
         "/sys/devices/system/node/node0/cpulist", "/sys/devices/system/node/node0/meminfo",
         "/sys/devices/system/node/node1/cpulist", "/sys/devices/system/node/node1/meminfo"]
-    assert "/sys/devices/system/node/online" not in entries  # listed, not read
+    assert "/sys/devices/system/node/online" not in entries  # listed, never looked at
 
 
 def test_alternatives_spell_out_every_combination():
@@ -114,56 +118,86 @@ def test_alternatives_spell_out_every_combination():
     assert plan_reader.alternatives("/plain") == ["/plain"]
 
 
-def test_a_directory_rule_reads_its_matching_entries_and_sub_directories(tmp_path):
+def test_a_list_rule_reads_only_the_entries_it_names(tmp_path):
+    write(tmp_path, "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf", "[Service]\n")
+    write(tmp_path, "/etc/systemd/system/kubelet.service.d/README", "not read")
+    write(tmp_path, "/etc/systemd/system/kubelet.service.d/site/90-local.conf", "not read: systemd does not recurse")
+    entries = gathered(tmp_path, {"list": "/etc/systemd/system/kubelet.service.d", "entries": ["*.conf"]})
+    assert entries["/etc/systemd/system/kubelet.service.d"]["names"] == {"names": "10-kubeadm.conf/README/site"}
+    assert entries["/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"]["text"]["text"] == "[Service]\n"
+    assert not any(key.endswith(("README", "90-local.conf")) for key in entries)
+
+
+def test_a_walk_is_kubelets_config_dir_walk(tmp_path):
     write(tmp_path, "/etc/kubernetes/kubelet.conf.d/50-numa.conf", "{}")
+    write(tmp_path, "/etc/kubernetes/kubelet.conf.d/50-numa.conf.bak", "not read")
     write(tmp_path, "/etc/kubernetes/kubelet.conf.d/README", "not read")
     write(tmp_path, "/etc/kubernetes/kubelet.conf.d/site/90-local.conf", "{}")
-    entries = gathered(tmp_path, {"path": "/etc/kubernetes/kubelet.conf.d", "entries": "*.conf"})
-    assert entries["/etc/kubernetes/kubelet.conf.d"] == ["d", ["50-numa.conf", "README", "site"]]
-    assert entries["/etc/kubernetes/kubelet.conf.d/50-numa.conf"] == ["f", "{}"]
-    assert entries["/etc/kubernetes/kubelet.conf.d/site/90-local.conf"] == ["f", "{}"]
-    assert entries["/etc/kubernetes/kubelet.conf.d/README"] == ["r"]  # looked at (a directory?), not read
+    entries = gathered(tmp_path, {"walk": "/etc/kubernetes/kubelet.conf.d"})
+    read = sorted(key for key, records in entries.items() if "text" in records)
+    assert read == ["/etc/kubernetes/kubelet.conf.d/50-numa.conf", "/etc/kubernetes/kubelet.conf.d/site/90-local.conf"]
+    assert entries["/etc/kubernetes/kubelet.conf.d/README"] == {"stat": {"kind": "file"}}  # a directory? no: not read
 
 
-def test_follow_reads_the_paths_a_file_names_with_their_suffixes(tmp_path):
-    write(tmp_path, "/etc/default/kubelet", "KUBELET_EXTRA_ARGS=--root-dir=/data/kubelet --config /etc/k.yaml\n")
+def test_follows_read_the_paths_a_file_names_as_their_rules_say(tmp_path):
+    write(tmp_path, "/etc/default/kubelet", "KUBELET_EXTRA_ARGS=--root-dir=/data/kubelet --config /etc/k.yaml --kubeconfig=/etc/kc\n")
     write(tmp_path, "/data/kubelet/memory_manager_state", "{}")
     write(tmp_path, "/etc/k.yaml", "kind: KubeletConfiguration\n")
-    follow = [[r"--root-dir[= ](/\S+)", ["/memory_manager_state"]], [r"--config[= ](/\S+)", []]]
-    entries = gathered(tmp_path, {"path": "/etc/default/kubelet", "follow": True}, follow=follow)
-    assert entries["/data/kubelet/memory_manager_state"] == ["f", "{}"]
-    assert entries["/etc/k.yaml"] == ["f", "kind: KubeletConfiguration\n"]
-    assert "/data/kubelet/memory_manager_state" not in gathered(tmp_path, {"path": "/etc/default/kubelet"}, follow=follow)
+    write(tmp_path, "/etc/kc", "kind: Config\n")
+    rules, follows = probe_plan({})
+    entries = gathered(tmp_path, {"read": "/etc/default/kubelet", "follow": ["kubelet-config", "kubelet-root-dir"]}, follows=follows)
+    assert entries["/data/kubelet/memory_manager_state"]["raw"] == {"data": "{}", "size": 2}
+    assert entries["/etc/k.yaml"]["text"]["text"] == "kind: KubeletConfiguration\n"
+    assert "/etc/kc" not in entries  # --kubeconfig is no --config
+    assert "/data" not in gathered(tmp_path, {"read": "/etc/default/kubelet"}, follows=follows)
 
 
-def test_follow_ends_after_a_few_steps(tmp_path):
-    for index in range(6):
+def test_a_unit_specifier_in_a_followed_path_is_the_units_name(tmp_path):
+    write(tmp_path, "/etc/systemd/system/k3s-agent.service", "[Service]\nEnvironmentFile=-/etc/default/%N\nExecStart=/usr/local/bin/k3s agent\n")
+    write(tmp_path, "/etc/default/k3s-agent", "K3S_TOKEN=secret-token\n")
+    _rules, follows = probe_plan({})
+    entries = gathered(tmp_path, {"read": "/etc/systemd/system/k3s-agent.service", "follow": ["environment-file"]}, follows=follows)
+    assert entries["/etc/default/k3s-agent"]["text"]["text"] == "K3S_TOKEN=REDACTED\n"
+
+
+def test_a_followed_path_is_read_once_and_following_ends_after_a_few_steps(tmp_path):
+    follows = {"next": {"pattern": r"--config=(/\S+)", "then": [{"read": "{}"}]}}
+    write(tmp_path, "/etc/self", "--config=/etc/self\n" * 40)  # names itself 40 times
+    started = time.monotonic()
+    entries = gathered(tmp_path, {"read": "/etc/self", "follow": ["next"]}, follows=follows)
+    assert time.monotonic() - started < 2 and entries["/etc/self"]["text"]["size"] == 19 * 40
+    for index in range(8):
         write(tmp_path, "/etc/step%d" % index, "--config=/etc/step%d\n" % (index + 1))
-    entries = gathered(tmp_path, {"path": "/etc/step0", "follow": True}, follow=[[r"--config=(/\S+)", []]])
-    assert "/etc/step%d" % plan_reader.MAX_FOLLOW_DEPTH in entries and "/etc/step%d" % (plan_reader.MAX_FOLLOW_DEPTH + 1) not in entries
-
-
-@pytest.mark.parametrize("limit", [plan_reader.MAX_ENTRIES])
-def test_the_number_of_entries_is_bounded(tmp_path, limit):
-    directory = tmp_path / "etc" / "many"
-    directory.mkdir(parents=True)
-    for index in range(50):
-        (directory / ("f%d.conf" % index)).write_text("x")
-    reader = plan_reader.Reader(str(tmp_path))
-    reader.entries.update({"/pad%d" % index: ["a"] for index in range(limit - 10)})
-    reader.gather({"path": "/etc/many", "entries": "*"})
-    assert len(reader.entries) < limit + 50 and sum(key.startswith("/etc/many/") for key in reader.entries) < 50
+    entries = gathered(tmp_path, {"read": "/etc/step0", "follow": ["next"]}, follows=follows)
+    assert "/etc/step%d" % plan_reader.MAX_FOLLOW_DEPTH in entries and "/etc/step%d" % (plan_reader.MAX_FOLLOW_DEPTH + 2) not in entries
 
 
 def test_a_file_served_in_pages_is_read_to_its_end(tmp_path, monkeypatch):
     write(tmp_path, "/proc/iomem", "a" * 10000)
     real_read = os.read
-    monkeypatch.setattr(plan_reader.os, "read", lambda handle, size: real_read(handle, min(size, 4096)))  # as procfs does
-    assert gathered(tmp_path, {"path": "/proc/iomem"})["/proc/iomem"] == ["f", "a" * 10000]
+    monkeypatch.setattr(os, "read", lambda handle, size: real_read(handle, min(size, 4096)))  # as procfs does
+    assert gathered(tmp_path, {"read": "/proc/iomem", "raw": True})["/proc/iomem"]["raw"] == {"data": "a" * 10000, "size": 10000}
 
 
-def test_the_read_budget_ends_in_an_error_entry_never_a_short_file(tmp_path, monkeypatch):
-    write(tmp_path, "/var/lib/kubelet/memory_manager_state", "{" + " " * 148 + "}")
-    monkeypatch.setattr(plan_reader, "MAX_TOTAL_BYTES", 100)
-    entry = gathered(tmp_path, {"path": "/var/lib/kubelet/memory_manager_state", "limit": 200})["/var/lib/kubelet/memory_manager_state"]
-    assert entry[0] == "e" and entry[1] == errno.EFBIG
+def test_the_size_budget_ends_in_an_error_record_never_a_short_file(tmp_path, monkeypatch):
+    write(tmp_path, "/etc/a.conf", "a" * 80)
+    write(tmp_path, "/etc/b.conf", "b" * 80)
+    monkeypatch.setattr(plan_reader, "SENT_BYTES", 100)
+    entries = gathered(tmp_path, {"read": "/etc/{a,b}.conf"})
+    assert entries["/etc/a.conf"]["text"]["text"] == "a" * 80
+    assert entries["/etc/b.conf"]["text"] == {"errno": errno.EFBIG, "error": "not read: the node reader's 100 bytes were spent"}
+
+
+def test_the_time_budget_ends_in_error_records(tmp_path):
+    write(tmp_path, "/etc/a.conf", "a")
+    entries = gathered(tmp_path, {"read": "/etc/a.conf"}, seconds=-1)
+    spent = {"kind": "error", "errno": errno.ETIME, "error": "not read: the node reader's -1 s were spent"}
+    assert entries == {"/etc": {"stat": spent}, "/etc/a.conf": {"stat": spent}}
+
+
+def test_zero_filled_files_cross_as_their_size_only(tmp_path):
+    for index in range(4):
+        write(tmp_path, "/etc/kubernetes/kubelet.conf.d/%02d.conf" % index, b"\0" * (1024 * 1024))
+    entries = gathered(tmp_path, {"walk": "/etc/kubernetes/kubelet.conf.d"})
+    records = [records["text"] for key, records in entries.items() if "text" in records]
+    assert records == [{"size": 1024 * 1024, "binary": True}] * 4

@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import NodeReadError, read_node_facts
 from ansible_collections.nodeops.numa_drift.tests.support.nodetree import OMIT, build_node_tree
 
@@ -20,8 +21,8 @@ def read_hostile(root):
     """A tree with a required file unreadable or malformed: the strict read raises NodeReadError naming
     exactly the errors the lenient read reports; returns the lenient read's facts."""
     with pytest.raises(NodeReadError) as raised:
-        read_node_facts(root)
-    facts = read_node_facts(root, strict=False)
+        read_node_facts(HostFiles(root))
+    facts = read_node_facts(HostFiles(root), strict=False)
     assert facts.read_errors
     assert raised.value.problems == facts.read_errors
     assert str(raised.value) == "the node's NUMA memory cannot be read: " + "; ".join(facts.read_errors)
@@ -41,7 +42,7 @@ def _two_node_spec(node0_kb=131452848, node1_kb=132106924, gib_pages=4):
 @pytest.mark.parametrize("count", [1, 2, 4, 8])
 def test_reads_every_numa_node(tmp_path, count):
     nodes = {node_id: {"mem_total_kb": (node_id + 1) * 1024 * 1024} for node_id in range(count)}
-    facts = read_node_facts(build_node_tree(tmp_path, nodes=nodes))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=nodes)))
     assert facts.problems == ()
     assert facts.node_ids() == tuple(range(count))
     assert [node.mem_total_bytes for node in facts.numa_nodes] == [(i + 1) * GiB for i in range(count)]
@@ -53,13 +54,13 @@ def test_reads_every_numa_node(tmp_path, count):
 
 def test_node_ids_sort_numerically_not_lexically(tmp_path):
     nodes = {node_id: {"mem_total_kb": 1024 * 1024} for node_id in (0, 2, 10)}
-    facts = read_node_facts(build_node_tree(tmp_path, nodes=nodes))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=nodes)))
     assert facts.node_ids() == (0, 2, 10)
     assert facts.node(10).id == 10 and facts.node(1) is None
 
 
 def test_spec_10_after_reboot_machine(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, nodes=_two_node_spec()))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=_two_node_spec())))
     node0, node1 = facts.numa_nodes
     assert node0.mem_total_bytes == 134607716352
     assert node1.mem_total_bytes == 135277490176
@@ -74,7 +75,7 @@ def test_spec_10_after_reboot_machine(tmp_path):
 
 def test_hugepages_of_both_sizes_with_pages(tmp_path):
     nodes = {0: {"mem_total_kb": 8 * 1024 * 1024, "hugepages": {2048: 512, 1048576: 2}}}
-    node = read_node_facts(build_node_tree(tmp_path, nodes=nodes)).numa_nodes[0]
+    node = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=nodes))).numa_nodes[0]
     assert {pool.resource_name: pool.total_bytes for pool in node.hugepages} == {
         "hugepages-2Mi": 512 * 2 * MiB,
         "hugepages-1Gi": 2 * GiB,
@@ -83,12 +84,12 @@ def test_hugepages_of_both_sizes_with_pages(tmp_path):
 
 def test_unusual_hugepage_sizes_get_kubelet_names(tmp_path):
     nodes = {0: {"hugepages": {64: 3, 32768: 1, 16777216: 1}}}
-    node = read_node_facts(build_node_tree(tmp_path, nodes=nodes)).numa_nodes[0]
+    node = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=nodes))).numa_nodes[0]
     assert [pool.resource_name for pool in node.hugepages] == ["hugepages-16Gi", "hugepages-32Mi", "hugepages-64Ki"]
 
 
 def test_no_hugepages_directory_means_no_sizes_and_no_problem(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, nodes={0: {"hugepages": OMIT}}))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes={0: {"hugepages": OMIT}})))
     assert facts.numa_nodes[0].hugepages == ()
     assert facts.problems == ()
 
@@ -125,7 +126,7 @@ def test_hugepage_total_overflowing_64_bits_is_reported(tmp_path):
 
 def test_memory_only_node(tmp_path):
     nodes = {0: {"mem_total_kb": 16 * 1024 * 1024}, 1: {"mem_total_kb": 64 * 1024 * 1024, "cpulist": "\n"}}
-    facts = read_node_facts(build_node_tree(tmp_path, nodes=nodes))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=nodes)))
     assert facts.problems == ()
     assert facts.node(1).has_cpus is False
     assert facts.node(1).is_memory_only
@@ -134,7 +135,7 @@ def test_memory_only_node(tmp_path):
 
 
 def test_node_without_cpulist_has_unknown_cpus(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, nodes={0: {"cpulist": OMIT}, 1: {"cpulist": "garbage"}}))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes={0: {"cpulist": OMIT}, 1: {"cpulist": "garbage"}})))
     assert facts.node(0).has_cpus is None and facts.node(1).has_cpus is None
     assert facts.memory_only_node_ids() == ()
 
@@ -157,12 +158,12 @@ def test_letters_in_meminfo_are_unknown_with_a_problem(tmp_path):
 
 def test_odd_whitespace_in_meminfo_file(tmp_path):
     nodes = {0: {"meminfo_text": "\n\t Node 0 MemTotal:\t\t 1048576 kB \t\n\n"}}
-    facts = read_node_facts(build_node_tree(tmp_path, nodes=nodes))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=nodes)))
     assert facts.node(0).mem_total_bytes == GiB and facts.problems == ()
 
 
 def test_zero_memtotal_is_a_problem(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, nodes={0: {"mem_total_kb": 0}}))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes={0: {"mem_total_kb": 0}})))
     assert facts.node(0).mem_total_bytes == 0
     assert any("MemTotal is 0" in problem for problem in facts.problems)
 
@@ -205,17 +206,17 @@ def test_entries_that_only_look_like_nodes_are_ignored(tmp_path):
             "sys/devices/system/node/node1abc/meminfo": "MemTotal: 1 kB",
         },
     )
-    assert read_node_facts(root).node_ids() == (0,)
+    assert read_node_facts(HostFiles(root)).node_ids() == (0,)
 
 
 def test_online_and_possible_lists(tmp_path):
     root = build_node_tree(tmp_path, nodes={0: {}, 1: {}}, online="0-1\n", possible="0-3\n")
-    facts = read_node_facts(root)
+    facts = read_node_facts(HostFiles(root))
     assert facts.online == (0, 1) and facts.possible == (0, 1, 2, 3)
 
 
 def test_garbage_online_list_is_a_problem_and_missing_is_not(tmp_path):
-    facts = read_node_facts(build_node_tree(tmp_path, online="zero\n", possible=OMIT))
+    facts = read_node_facts(HostFiles(build_node_tree(tmp_path, online="zero\n", possible=OMIT)))
     assert facts.online is None and facts.possible is None
     assert len(facts.problems) == 1 and "online" in facts.problems[0]
 
@@ -223,5 +224,5 @@ def test_garbage_online_list_is_a_problem_and_missing_is_not(tmp_path):
 def test_root_prefix_is_honoured(tmp_path):
     host = tmp_path / "host"
     build_node_tree(host, nodes={0: {"mem_total_kb": 1024}})
-    assert read_node_facts(str(host) + "/").node(0).mem_total_bytes == 1024 * 1024
+    assert read_node_facts(HostFiles(str(host) + "/")).node(0).mem_total_bytes == 1024 * 1024
     assert read_hostile(str(tmp_path)).numa_nodes == ()

@@ -6,14 +6,16 @@
 from __future__ import annotations
 
 import json
+import os
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
 from ansible_collections.nodeops.numa_drift.tests.support.module_runner import DEFAULT_AUTO_BOUND, KASLR_KB, kaslr_node
 
 
 def test_the_view_of_a_drifted_node(tmp_path):
-    result = _probe.probe(root=kaslr_node(tmp_path))
+    result = _probe.probe(HostFiles(kaslr_node(tmp_path)))
     facts = assessment_facts(result)
     json.dumps(facts)  # plain JSON, as a module returns it
     assert facts["verdict"] == "drift_within_bound" and facts["repairable"] is True
@@ -33,7 +35,7 @@ def test_the_view_of_a_drifted_node(tmp_path):
 
 
 def test_summary_line(tmp_path):
-    assessment = _probe.probe(root=kaslr_node(tmp_path)).assessment
+    assessment = _probe.probe(HostFiles(kaslr_node(tmp_path))).assessment
     line = summary_line(assessment, node_label="worker-1")
     assert line.startswith("worker-1: drift_within_bound; memory node0 -")
     assert ", node1 +" in line
@@ -42,21 +44,21 @@ def test_summary_line(tmp_path):
 
 
 def test_summary_of_a_refusal_quotes_the_first_cause(tmp_path):
-    assessment = _probe.probe(root=kaslr_node(tmp_path), drift_bound="off").assessment
+    assessment = _probe.probe(HostFiles(kaslr_node(tmp_path)), drift_bound="off").assessment
     assert assessment.verdict == "drift_exceeds_bound"
     assert summary_line(assessment).endswith(assessment.causes_for("drift_exceeds_bound")[0])
 
 
 def test_no_checkpoint_view(tmp_path):
     root = kaslr_node(tmp_path, checkpoint_bytes=b"")
-    facts = assessment_facts(_probe.probe(root=root))
+    facts = assessment_facts(_probe.probe(HostFiles(root)))
     assert facts["verdict"] == "no_checkpoint"
-    assert facts["checkpoint"] == {"path": _probe.checkpoint_path(root, "/var/lib/kubelet"), "exists": False}
+    assert facts["checkpoint"] == {"path": os.path.join(root, "var/lib/kubelet/memory_manager_state"), "exists": False}
     assert facts["nodes"] == []
 
 
 def test_numbers_text_one_line_per_known_number(tmp_path):
-    facts = assessment_facts(_probe.probe(root=kaslr_node(tmp_path)))
+    facts = assessment_facts(_probe.probe(HostFiles(kaslr_node(tmp_path))))
     recorded = numbers_text(facts["nodes"], "recorded").splitlines()
     current = numbers_text(facts["nodes"], "current").splitlines()
     assert len(recorded) == len(current) == 2 * 3 * 2  # 2 nodes x (memory + 2 hugepage sizes) x (total, allocatable)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output import metrics
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import VERDICTS
@@ -18,7 +19,7 @@ def test_metrics_of_a_drifted_node(tmp_path):
     recorded = two_node_boot()
     root = write_kubelet_node(str(tmp_path / "node"), recorded, recorded.moved(node0=-40 * MIB // KIB, node1=40 * MIB // KIB),
                               pods=guaranteed_pods(1, (0,)))
-    assessment = probe(root).assessment
+    assessment = probe(HostFiles(root)).assessment
     history = [{"time": 1.0, "action": "repaired", "by": "guard"}, {"time": 2.0, "action": "repaired", "by": "role"},
                {"time": 3.0, "action": "restored", "by": "role"}]
     text = metrics.render_metrics(assessment, history, now=1796205300.25, duration_seconds=0.5)

@@ -11,6 +11,7 @@ import struct
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checksum import v1_name_checksum
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_for_layout, marshal_legacy
@@ -56,7 +57,7 @@ def image_iomem(span, ram_end=512 * GIB):
 
 def probe(tmp_path, recorded, current=None, bound="auto", **options):
     root = write_kubelet_node(str(tmp_path / "node"), recorded, current, **options)
-    return _probe.probe(root=root, drift_bound=bound)
+    return _probe.probe(HostFiles(root), drift_bound=bound)
 
 
 def assert_plan_is_what_kubelet_writes(result, current, pods, layout="legacy", reserved=None):
@@ -235,7 +236,7 @@ def test_reserved_changed(tmp_path):
     before = two_node_boot()
     root = write_kubelet_node(str(tmp_path / "n"), before, reserved=uniform_reserved([0, 1]),
                               config=kubelet_config(uniform_reserved([0, 1], 2 * GIB)))
-    result = _probe.probe(root=root)
+    result = _probe.probe(HostFiles(root))
     assert result.assessment.verdict == "reserved_changed"
     assert any("system_reserved" in message for message in result.assessment.causes_for("reserved_changed"))
 
@@ -353,9 +354,9 @@ def test_hostile_node_trees_give_a_verdict_not_a_traceback(tmp_path, tree_option
 def test_bound_option_validation(tmp_path):
     root = build_node_tree(str(tmp_path))
     with pytest.raises(QuantityError):
-        _probe.probe(root=root, drift_bound="12 parsecs")
+        _probe.probe(HostFiles(root), drift_bound="12 parsecs")
     with pytest.raises(QuantityError):
-        _probe.probe(root=root, drift_bound="-1Mi")
+        _probe.probe(HostFiles(root), drift_bound="-1Mi")
 
 
 def test_facts_view(tmp_path):
@@ -392,7 +393,7 @@ def test_a_policy_name_kubelet_does_not_know_is_a_rejected_configuration_not_a_p
 def test_a_rejected_configuration_comes_before_a_missing_checkpoint(tmp_path):
     root = write_kubelet_node(str(tmp_path / "n"), two_node_boot(), config=kubelet_config(uniform_reserved([0, 1]), policy="static"))
     os.remove(os.path.join(root, "var/lib/kubelet/memory_manager_state"))
-    assert _probe.probe(root=root).assessment.verdict == "kubelet_config_rejected"
+    assert _probe.probe(HostFiles(root)).assessment.verdict == "kubelet_config_rejected"
 
 
 def test_a_feature_gate_older_releases_refuse_is_a_rejected_configuration_even_without_checkpoint(tmp_path):
@@ -401,7 +402,7 @@ def test_a_feature_gate_older_releases_refuse_is_a_rejected_configuration_even_w
     config = dict(kubelet_config(uniform_reserved([0, 1])), featureGates={"PodLevelResources": True, "PodLevelResourceManagers": True})
     root = write_kubelet_node(str(tmp_path / "n"), two_node_boot(), config=config)
     os.remove(os.path.join(root, "var/lib/kubelet/memory_manager_state"))
-    assessment = _probe.probe(root=root).assessment
+    assessment = _probe.probe(HostFiles(root)).assessment
     assert assessment.verdict == "kubelet_config_rejected"
     assert "PodLevelResourceManagers" in assessment.causes[0].message and "1.34, 1.35 refuse" in assessment.causes[0].message
     assert not assessment.repairable

@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import procedure
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import TEMP_MARK
@@ -81,7 +82,7 @@ def test_the_records_and_the_backup_dir():
 
 def test_tidy_node_on_a_clean_node_takes_no_lock_and_touches_nothing(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     before = tree_snapshot(root)
     assert procedure.tidy_node(result, directories(result), 1, history_path(root)) == ()
     assert tree_snapshot(root) == before and not os.path.lexists(lock_path(root))
@@ -89,7 +90,7 @@ def test_tidy_node_on_a_clean_node_takes_no_lock_and_touches_nothing(tmp_path):
 
 def test_tidy_node_removes_what_a_killed_run_left(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     temp = stale_temp(os.path.dirname(result.path))
     write(lock_path(root), b"4242\n")  # the lock file of a killed holder
     write_history(history_path(root), [pending_entry(new_entry(*SIDELINE_ENTRY, now=1.0), result.path, "0" * 64)])
@@ -103,7 +104,7 @@ def test_tidy_node_removes_what_a_killed_run_left(tmp_path):
 
 def test_a_pending_entry_whose_write_never_happened_is_dropped(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     digest = procedure._digest(result.raw)  # pylint: disable=protected-access
     write_history(history_path(root), [pending_entry(new_entry(*SIDELINE_ENTRY, now=1.0), result.path, digest)])
     assert procedure._settle(history_path(root)) == ""  # pylint: disable=protected-access
@@ -126,7 +127,7 @@ def test_an_unreadable_history_is_a_note_not_a_failure_when_settling(tmp_path):
 
 def test_under_lock_cleans_settles_and_runs_the_body_holding_the_lock(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     temp = stale_temp(os.path.dirname(result.path))
 
     def body(removed):
@@ -139,7 +140,7 @@ def test_under_lock_cleans_settles_and_runs_the_body_holding_the_lock(tmp_path):
 
 def test_a_lock_another_run_holds_is_a_repair_error_saying_nothing_was_touched(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     before = tree_snapshot(root)
     with node_lock(lock_path(root), 1):
         with pytest.raises(procedure.RepairError) as raised:
@@ -151,7 +152,7 @@ def test_a_lock_another_run_holds_is_a_repair_error_saying_nothing_was_touched(t
 
 def test_a_lock_that_cannot_be_created_is_a_repair_error(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     write(os.path.join(root, "var/lib/nodeops-numa-drift"), b"a file where the state dir goes")
     with pytest.raises(procedure.RepairError, match="; %s was not touched$" % result.path):
         procedure._under_lock(result, directories(result), 1, history_path(root), lambda removed: None)  # pylint: disable=protected-access
@@ -159,7 +160,7 @@ def test_a_lock_that_cannot_be_created_is_a_repair_error(tmp_path):
 
 def test_recorded_writes_a_pending_entry_first_and_settles_it_after(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     seen = []
 
     def write_it():
@@ -176,7 +177,7 @@ def test_recorded_writes_a_pending_entry_first_and_settles_it_after(tmp_path):
 
 def test_a_failed_write_still_settles_its_entry(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
 
     def fail():
         raise procedure.RepairError("no space")
@@ -188,7 +189,7 @@ def test_a_failed_write_still_settles_its_entry(tmp_path):
 
 def test_a_history_that_cannot_be_written_does_not_block_the_write(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     history = os.path.join(root, "var/lib/nodeops-numa-drift/history.json")
     os.makedirs(history)  # a directory where the file goes
     value, note = procedure._recorded(history, SIDELINE_ENTRY, 24, result.path, result.raw, lambda: 7)  # pylint: disable=protected-access
@@ -200,7 +201,7 @@ def test_a_history_that_cannot_be_written_does_not_block_the_write(tmp_path):
 
 def test_changed_since_probe(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert procedure._changed_since_probe(result) is None  # pylint: disable=protected-access
     write(result.path, b"kubelet wrote this")
     assert procedure._changed_since_probe(result) == b"kubelet wrote this"  # pylint: disable=protected-access
@@ -210,7 +211,7 @@ def test_changed_since_probe(tmp_path):
 
 def test_a_write_that_changed_nothing_removes_its_backup(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     backup = procedure._backup(procedure.default_backup_dir(root), result, result.raw, "before-repair")  # pylint: disable=protected-access
     assert read(backup) == result.raw
     error = procedure._failed_write(result.path, result.raw, backup, "rewrite", "disk full")  # pylint: disable=protected-access
@@ -220,7 +221,7 @@ def test_a_write_that_changed_nothing_removes_its_backup(tmp_path):
 
 def test_a_half_written_checkpoint_gets_the_original_back(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     write(result.path, b'{"policyName":')
     error = procedure._failed_write(result.path, result.raw, "/b/copy", "rewrite", "killed")  # pylint: disable=protected-access
     assert error.message == "could not rewrite %s: killed; the original was put back (backup /b/copy)" % result.path
@@ -236,7 +237,7 @@ def test_a_write_where_there_was_no_file_says_to_remove_it(tmp_path):
 
 def test_when_even_the_put_back_fails_the_message_says_restore_by_hand(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     os.unlink(result.path)
     os.makedirs(result.path)  # the put-back cannot replace a directory
     error = procedure._verification_failed(result.path, result.raw, "/b/copy", ["checksum wrong"])  # pylint: disable=protected-access
@@ -247,7 +248,7 @@ def test_when_even_the_put_back_fails_the_message_says_restore_by_hand(tmp_path)
 
 def test_a_failed_verification_puts_the_original_back(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     write(result.path, b"bad")
     error = procedure._verification_failed(result.path, result.raw, "/b/copy", ["a", "b"])  # pylint: disable=protected-access
     assert error.message == "the written checkpoint failed verification, the original was put back: a; b"
@@ -256,7 +257,7 @@ def test_a_failed_verification_puts_the_original_back(tmp_path):
 
 def test_a_backup_that_cannot_be_written_refuses_before_the_checkpoint_is_touched(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     backup_dir = os.path.join(root, "var/lib/nodeops-numa-drift/backups")
     write(backup_dir, b"a file where the backup dir goes")
     with pytest.raises(procedure.RepairError) as raised:

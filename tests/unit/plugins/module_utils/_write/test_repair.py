@@ -15,6 +15,7 @@ import stat
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import procedure, repair
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import history_path
@@ -43,13 +44,13 @@ def read(path):
 
 def test_repair_writes_the_plan_keeps_a_private_backup_and_records_it(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert result.assessment.verdict == "drift_within_bound"
     original = read(checkpoint_file(root))
     outcome = repair.repair_node(result, by="role")
     assert (outcome.changed, outcome.action, outcome.verdict_before, outcome.after.verdict) == (True, "repaired", "drift_within_bound", "in_sync")
     assert read(checkpoint_file(root)) == result.assessment.plan.content
-    assert probe(root).assessment.verdict == "in_sync"
+    assert probe(HostFiles(root)).assessment.verdict == "in_sync"
     # The original bytes, mode 0600 in a 0700 directory under <root>/var/lib/nodeops-numa-drift/backups.
     assert os.path.dirname(outcome.backup_file) == procedure.default_backup_dir(root)
     assert read(outcome.backup_file) == original
@@ -63,7 +64,7 @@ def test_repair_writes_the_plan_keeps_a_private_backup_and_records_it(tmp_path):
 def test_dry_run_touches_nothing_and_says_what_it_would_write(tmp_path):
     root = drifted(tmp_path)
     before = tree_snapshot(root)
-    outcome = repair.repair_node(probe(root), dry_run=True)
+    outcome = repair.repair_node(probe(HostFiles(root)), dry_run=True)
     assert (outcome.changed, outcome.action, outcome.verdict_after) == (True, "dry_run", "in_sync")
     assert outcome.message.startswith("dry run: would repair: ")
     assert tree_snapshot(root) == before
@@ -71,7 +72,7 @@ def test_dry_run_touches_nothing_and_says_what_it_would_write(tmp_path):
 
 def test_a_drift_beyond_the_bound_is_refused_and_every_file_stays_byte_identical(tmp_path):
     root = drifted(tmp_path, drift_kib=4 * GIB // KIB)
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert result.assessment.verdict == "drift_exceeds_bound"
     before = tree_snapshot(root)
     outcome = repair.repair_node(result)
@@ -82,7 +83,7 @@ def test_a_drift_beyond_the_bound_is_refused_and_every_file_stays_byte_identical
 
 def test_a_checkpoint_rewritten_after_the_probe_is_not_overwritten(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     other = drifted(tmp_path, drift_kib=80 * MIB // KIB, name="other")
     foreign = read(checkpoint_file(other))[:-1] + b" "  # kubelet (or someone) wrote the file meanwhile
     with open(checkpoint_file(root), "wb") as handle:
@@ -96,7 +97,7 @@ def test_a_checkpoint_rewritten_after_the_probe_is_not_overwritten(tmp_path):
 
 def test_a_second_run_on_the_old_probe_finds_the_file_already_in_sync(tmp_path):
     root = drifted(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     repair.repair_node(result)
     repaired = read(checkpoint_file(root))
     outcome = repair.repair_node(result)  # the same (stale) probe: another run repaired it meanwhile
@@ -107,11 +108,11 @@ def test_a_second_run_on_the_old_probe_finds_the_file_already_in_sync(tmp_path):
 
 def test_the_loop_guard_stops_a_repair_too_many_times_in_the_window(tmp_path):
     root = drifted(tmp_path)
-    assert repair.repair_node(probe(root)).action == "repaired"
+    assert repair.repair_node(probe(HostFiles(root))).action == "repaired"
     # The node drifts again after the next boot; one repair allowed per window.
     again = drifted(tmp_path, name="again")
     os.replace(checkpoint_file(again), checkpoint_file(root))
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert result.assessment.verdict == "drift_within_bound"
     before = tree_snapshot(root)
     outcome = repair.repair_node(result, loop_max_repairs=1)
@@ -121,7 +122,7 @@ def test_the_loop_guard_stops_a_repair_too_many_times_in_the_window(tmp_path):
 
 def test_backup_false_writes_no_backup(tmp_path):
     root = drifted(tmp_path)
-    outcome = repair.repair_node(probe(root), backup=False)
+    outcome = repair.repair_node(probe(HostFiles(root)), backup=False)
     assert outcome.action == "repaired" and outcome.backup_file is None
     assert "backup none (backup=false)" in outcome.message
     assert not os.path.exists(procedure.default_backup_dir(root))
@@ -130,6 +131,6 @@ def test_backup_false_writes_no_backup(tmp_path):
 def test_an_in_sync_node_is_left_as_it_is(tmp_path):
     root = drifted(tmp_path, drift_kib=0)
     before = tree_snapshot(root)
-    outcome = repair.repair_node(probe(root))
+    outcome = repair.repair_node(probe(HostFiles(root)))
     assert (outcome.changed, outcome.action, outcome.verdict_after) == (False, "none", "in_sync")
     assert tree_snapshot(root) == before

@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import sideline
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import write_backup
@@ -50,7 +51,7 @@ def history(root):
 
 def test_sideline_moves_the_checkpoint_into_the_backup_dir_whatever_its_verdict(tmp_path):
     root = node(tmp_path, drift_kib=4 * GIB // KIB)
-    result = probe(root)
+    result = probe(HostFiles(root))
     assert result.assessment.verdict == "drift_exceeds_bound"  # not repairable: absent still sidelines it
     outcome = sideline.sideline_checkpoint(result, by="role")
     assert (outcome.changed, outcome.action, outcome.verdict_before, outcome.verdict_after) == (
@@ -62,13 +63,13 @@ def test_sideline_moves_the_checkpoint_into_the_backup_dir_whatever_its_verdict(
     assert outcome.message == "moved %s to %s" % (result.path, outcome.backup_file)
     [entry] = history(root)
     assert (entry["action"], entry["by"], entry["backup_file"]) == ("sidelined", "role", outcome.backup_file) and "pending" not in entry
-    assert probe(root).assessment.verdict == "no_checkpoint"
+    assert probe(HostFiles(root)).assessment.verdict == "no_checkpoint"
 
 
 def test_sideline_dry_run_touches_nothing(tmp_path):
     root = node(tmp_path)
     before = tree_snapshot(root)
-    result = probe(root)
+    result = probe(HostFiles(root))
     outcome = sideline.sideline_checkpoint(result, dry_run=True)
     assert (outcome.changed, outcome.action, outcome.verdict_after) == (True, "dry_run", "no_checkpoint")
     assert outcome.message == "dry run: would move %s into %s" % (result.path, default_backup_dir(root))
@@ -78,7 +79,7 @@ def test_sideline_dry_run_touches_nothing(tmp_path):
 def test_sideline_without_a_checkpoint_has_nothing_to_do(tmp_path):
     root = node(tmp_path, checkpoint=False)
     before = tree_snapshot(root)
-    result = probe(root)
+    result = probe(HostFiles(root))
     outcome = sideline.sideline_checkpoint(result)
     assert (outcome.changed, outcome.action, outcome.backup_file) == (False, "none", None)
     assert outcome.message == "%s does not exist: nothing to do" % result.path
@@ -87,7 +88,7 @@ def test_sideline_without_a_checkpoint_has_nothing_to_do(tmp_path):
 
 def test_sideline_refuses_a_checkpoint_rewritten_since_the_probe(tmp_path):
     root = node(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     with open(result.path, "ab") as handle:
         handle.write(b" ")  # kubelet wrote meanwhile
     before = tree_snapshot(root)
@@ -98,7 +99,7 @@ def test_sideline_refuses_a_checkpoint_rewritten_since_the_probe(tmp_path):
 
 def test_when_the_unlink_fails_the_copy_is_removed_again(tmp_path, monkeypatch):
     root = node(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     unlink = os.unlink
 
     def refuse_the_checkpoint(path, *args, **kwargs):
@@ -120,9 +121,9 @@ def test_when_the_unlink_fails_the_copy_is_removed_again(tmp_path, monkeypatch):
 
 def test_restore_puts_the_sidelined_original_back(tmp_path):
     root = node(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     sidelined = sideline.sideline_checkpoint(result).backup_file
-    outcome = sideline.restore_checkpoint(probe(root), by="role")
+    outcome = sideline.restore_checkpoint(probe(HostFiles(root)), by="role")
     assert (outcome.changed, outcome.action, outcome.restored_from) == (True, "restored", sidelined)
     assert (outcome.verdict_before, outcome.verdict_after, outcome.backup_file) == ("no_checkpoint", "drift_within_bound", None)
     assert read(result.path) == result.raw
@@ -132,7 +133,7 @@ def test_restore_puts_the_sidelined_original_back(tmp_path):
 
 def test_restore_keeps_the_checkpoint_it_replaces_and_never_chooses_that_copy_later(tmp_path):
     root = node(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     original = write_backup(default_backup_dir(root), "memory_manager_state", b"the original", "before-repair")
     outcome = sideline.restore_checkpoint(result)
     assert read(result.path) == b"the original" and outcome.restored_from == original
@@ -140,14 +141,14 @@ def test_restore_keeps_the_checkpoint_it_replaces_and_never_chooses_that_copy_la
     assert read(outcome.backup_file) == result.raw
     assert outcome.message.endswith("; the replaced checkpoint was kept in %s" % outcome.backup_file)
     # The default restore takes the newest original (before-repair or sidelined), not the before-restore copy.
-    again = sideline.restore_checkpoint(probe(root))
+    again = sideline.restore_checkpoint(probe(HostFiles(root)))
     assert (again.changed, again.restored_from) == (False, original)
     assert again.message == "%s already holds the bytes of %s: nothing to do" % (result.path, original)
 
 
 def test_restore_of_a_named_backup_without_keeping_the_replaced_file(tmp_path):
     root = node(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     named = str(tmp_path / "elsewhere.json")
     with open(named, "wb") as handle:
         handle.write(b"garbage")  # any bytes: a restore puts back what it is told to, and says what kubelet will find
@@ -158,7 +159,7 @@ def test_restore_of_a_named_backup_without_keeping_the_replaced_file(tmp_path):
 
 def test_restore_dry_run_says_what_it_would_put_back(tmp_path):
     root = node(tmp_path)
-    result = probe(root)
+    result = probe(HostFiles(root))
     backup = write_backup(default_backup_dir(root), "memory_manager_state", b"garbage", "sidelined")
     before = tree_snapshot(root)
     outcome = sideline.restore_checkpoint(result, dry_run=True)
@@ -171,7 +172,7 @@ def test_restore_without_any_backup_refuses_naming_what_it_looked_for(tmp_path):
     root = node(tmp_path)
     before = tree_snapshot(root)
     with pytest.raises(RepairError) as raised:
-        sideline.restore_checkpoint(probe(root))
+        sideline.restore_checkpoint(probe(HostFiles(root)))
     assert raised.value.message == ("no backup of memory_manager_state in %s (*.before-repair*, *.sidelined*): nothing to "
                                     "restore, nothing was touched" % default_backup_dir(root))
     assert tree_snapshot(root) == before
@@ -180,4 +181,4 @@ def test_restore_without_any_backup_refuses_naming_what_it_looked_for(tmp_path):
 def test_restore_of_an_unreadable_backup_refuses(tmp_path):
     root = node(tmp_path)
     with pytest.raises(RepairError, match="^cannot read the backup: .*; nothing was touched$"):
-        sideline.restore_checkpoint(probe(root), backup_file=str(tmp_path / "missing"))
+        sideline.restore_checkpoint(probe(HostFiles(root)), backup_file=str(tmp_path / "missing"))

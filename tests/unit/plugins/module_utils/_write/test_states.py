@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import states
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
@@ -30,10 +31,10 @@ def node(tmp_path, name, drift_kib=40 * MIB // KIB, checkpoint=True):
 @pytest.fixture
 def results(tmp_path):
     return {
-        "repairable": probe(node(tmp_path, "repairable")),
-        "in_sync": probe(node(tmp_path, "in_sync", drift_kib=0)),
-        "beyond_bound": probe(node(tmp_path, "beyond", drift_kib=4 * GIB // KIB)),
-        "no_checkpoint": probe(node(tmp_path, "none", checkpoint=False)),
+        "repairable": probe(HostFiles(node(tmp_path, "repairable"))),
+        "in_sync": probe(HostFiles(node(tmp_path, "in_sync", drift_kib=0))),
+        "beyond_bound": probe(HostFiles(node(tmp_path, "beyond", drift_kib=4 * GIB // KIB))),
+        "no_checkpoint": probe(HostFiles(node(tmp_path, "none", checkpoint=False))),
     }
 
 
@@ -88,19 +89,19 @@ OPTIONS = dict(backup_dir=None, history_file=None, by="module", dry_run=False, l
 
 
 def test_run_step_repairs_checks_and_sidelines_through_the_writes(tmp_path):
-    repairable = probe(node(tmp_path, "repairable"))
+    repairable = probe(HostFiles(node(tmp_path, "repairable")))
     outcome = states.run_step(states.REPAIR, repairable, OPTIONS)
     assert (outcome.action, outcome.changed, outcome.after.verdict) == ("repaired", True, "in_sync")
     refused_root = node(tmp_path, "beyond", drift_kib=4 * GIB // KIB)
     before = tree_snapshot(refused_root)
-    outcome = states.run_step(states.CHECK, probe(refused_root), OPTIONS)
+    outcome = states.run_step(states.CHECK, probe(HostFiles(refused_root)), OPTIONS)
     assert (outcome.action, outcome.changed) == ("refused", False) and tree_snapshot(refused_root) == before
-    sidelined = probe(node(tmp_path, "sideline"))
+    sidelined = probe(HostFiles(node(tmp_path, "sideline")))
     outcome = states.run_step(states.SIDELINE, sidelined, OPTIONS)
     assert outcome.action == "sidelined" and outcome.changed
-    assert probe(sidelined.node.root).assessment.verdict == "no_checkpoint"
+    assert probe(HostFiles(sidelined.node.root)).assessment.verdict == "no_checkpoint"
 
 
 def test_run_step_refuses_an_unknown_step(tmp_path):
     with pytest.raises(ValueError, match="unknown step"):
-        states.run_step("rewrite", probe(node(tmp_path, "x")), OPTIONS)
+        states.run_step("rewrite", probe(HostFiles(node(tmp_path, "x"))), OPTIONS)
