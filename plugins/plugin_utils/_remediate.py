@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import time
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import history as _history
@@ -41,10 +40,6 @@ RESTORE_PHASES = ("start_kubelet", "wait_kubelet", "wait_node")
 # drain_wait (the evicted pods did not end after the repair) is in neither: the repair worked, the Node is Ready.
 # Phases after kubelet was stopped but before anything was written: start it again.
 RESTART_PHASES = ("stop_kubelet", "repair")
-
-
-def utc_stamp(now: Optional[float] = None) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
 
 
 # --------------------------------------------------------------------------- the plan

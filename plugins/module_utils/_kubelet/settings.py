@@ -17,7 +17,6 @@ each flag. ``KubeletSettings``: the effective settings, where each came from, an
 
 from __future__ import annotations
 
-import posixpath
 from typing import Dict, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import ByteQuantity
@@ -41,7 +40,6 @@ __all__ = [
 POLICY_NONE = "None"
 POLICY_STATIC = "Static"
 POLICY_BEST_EFFORT = "BestEffort"
-KNOWN_POLICIES = (POLICY_NONE, POLICY_STATIC, POLICY_BEST_EFFORT)
 # The resources --system-reserved / --kube-reserved accept (cmd/kubelet/app/server.go parseResourceList).
 RESERVABLE_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pid")
 
@@ -135,15 +133,3 @@ class KubeletSettings(Record, frozen=True):
     dropins: Tuple[str, ...] = ()
     config_problems: Tuple[str, ...] = ()
     drift_tolerance: Optional[str] = None
-
-    @property
-    def state_file(self) -> str:
-        """The checkpoint's node path: ``<root dir>/memory_manager_state`` (memorymanager ``memoryManagerStateFileName``)."""
-        return posixpath.join(self.root_dir, STATE_FILE_NAME)
-
-    def reserved_bytes(self, numa_node: int, resource: str) -> int:
-        """``systemReserved`` kubelet puts in the checkpoint for a node and resource (memorymanager ``getSystemReservedMemory``)."""
-        return self.reserved_memory.get(numa_node, {}).get(resource, 0)
-
-    def total_reserved(self, resource: str) -> int:
-        return sum(limits.get(resource, 0) for limits in self.reserved_memory.values())

@@ -12,7 +12,6 @@
     pools sorted by resource name; the ``memory<index>`` block entries of the directory
     (``/sys/devices/system/memory``); whether ``cpulist`` names any CPU (``None`` when there is no readable
     ``cpulist``); problems found while reading this node.
-    Helpers: ``is_memory_only``, ``hugepage_pool(resource_name)``, ``is_complete``.
 
 ``KernelImage(start, end, span_bytes, memory_blocks, numa_nodes, unknown_reason, location_reason)``
     The kernel image from ``/proc/iomem`` (KEP-6232's memory_drift.go) and the NUMA node(s) that hold it
@@ -26,8 +25,7 @@
     ``machine_mem_total_bytes`` is ``/proc/meminfo`` ``MemTotal`` (kubelet's memory
     capacity, used to resolve percentage eviction thresholds); ``problems`` holds every
     problem found, the per-node ones included.
-    Helpers: ``node_ids()``, ``node(node_id)``, ``memory_only_node_ids()``,
-    ``hugepage_resource_names()``.
+    Helpers: ``node_ids()``, ``hugepage_resource_names()``.
 """
 
 from __future__ import annotations
@@ -64,22 +62,6 @@ class NumaNode(Record, frozen=True):
     problems: Tuple[str, ...]
     read_errors: Tuple[str, ...] = ()  # the problems that leave a number kubelet needs unknown
 
-    @property
-    def is_memory_only(self) -> bool:
-        """A node with memory but no CPUs (CXL, HBM, some VMs); kubelet still counts it."""
-        return self.has_cpus is False and bool(self.mem_total_bytes)
-
-    @property
-    def is_complete(self) -> bool:
-        """Every number kubelet derives from this node is known."""
-        return self.mem_total_bytes is not None and all(pool.total_bytes is not None for pool in self.hugepages)
-
-    def hugepage_pool(self, resource_name: str) -> Optional[HugepagePool]:
-        for pool in self.hugepages:
-            if pool.resource_name == resource_name:
-                return pool
-        return None
-
 
 class KernelImage(Record, frozen=True):
     """The kernel image span from ``/proc/iomem`` and the NUMA node(s) holding it."""
@@ -112,15 +94,6 @@ class NodeFacts(Record, frozen=True):
 
     def node_ids(self) -> Tuple[int, ...]:
         return tuple(node.id for node in self.numa_nodes)
-
-    def node(self, node_id: int) -> Optional[NumaNode]:
-        for node in self.numa_nodes:
-            if node.id == node_id:
-                return node
-        return None
-
-    def memory_only_node_ids(self) -> Tuple[int, ...]:
-        return tuple(node.id for node in self.numa_nodes if node.is_memory_only)
 
     def hugepage_resource_names(self) -> Tuple[str, ...]:
         """Every hugepage resource of any node (kubelet's capacity has one per size)."""

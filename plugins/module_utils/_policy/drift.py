@@ -47,7 +47,6 @@ __all__ = [
 ]
 
 VALIDATED_POLICIES = ("Static", "BestEffort")  # BestEffort wraps Static's validation (memorymanager ``NewManager``)
-EXPECTED_STATE_DIFFERS = "[memorymanager] the expected machine state is different from the real one"
 
 _ADVICE = {
     "kubelet_config_unknown": "nothing was touched: fix or name kubelet's configuration (options kubelet_config, "

@@ -101,7 +101,6 @@ def test_defaults_when_nothing_is_configured(tmp_path):
     assert settings.eviction_hard_memory is None  # kubelet sets its default thresholds only with a --config file
     assert settings.root_dir == "/var/lib/kubelet"
     assert settings.config_path == "/var/lib/kubelet/config.yaml"
-    assert settings.state_file == "/var/lib/kubelet/memory_manager_state"
     assert settings.problems == ()
     # Nothing names a kubelet configuration: no verdict may be built on invented defaults.
     assert settings.distribution == "unknown" and settings.service is None
@@ -121,8 +120,6 @@ def test_yaml_config(tmp_path):
     assert settings.system_reserved == {"memory": 2 * GiB, "hugepages-1Gi": 2 * GiB}  # cpu is not memory
     assert settings.kube_reserved == {"memory": 312 * MiB}
     assert settings.eviction_hard_memory == "200Mi"
-    assert settings.reserved_bytes(1, "memory") == 1536 * MiB and settings.reserved_bytes(1, "hugepages-1Gi") == 0
-    assert settings.total_reserved("memory") == 2560 * MiB
     assert "/var/lib/kubelet/config.yaml" in settings.sources
 
 
@@ -221,7 +218,7 @@ def test_flags_as_a_single_string_with_quotes(tmp_path):
     )
     assert settings.policy == "Static"
     assert settings.reserved_memory == {0: {"memory": GiB}, 1: {"memory": 2 * GiB}}
-    assert settings.root_dir == "/srv/k" and settings.state_file == "/srv/k/memory_manager_state"
+    assert settings.root_dir == "/srv/k"
 
 
 def test_unbalanced_quotes_in_flags_are_a_problem(tmp_path):

@@ -63,7 +63,7 @@ def test_memory_resources_are_memory_and_hugepages(name, memory):
     assert is_memory_resource(name) is memory
 
 
-def test_settings_derive_the_state_file_and_the_reservations():
+def test_a_settings_record_defaults_what_only_discovery_sets():
     settings = KubeletSettings(
         policy="Static",
         reserved_memory={0: {"memory": GiB, "hugepages-1Gi": 2 * GiB}, 1: {"memory": 512 * MiB}},
@@ -74,13 +74,6 @@ def test_settings_derive_the_state_file_and_the_reservations():
         root_dir="/data/kubelet",
         config_path=None,
     )
-    # memorymanager memoryManagerStateFileName under the root dir
-    assert settings.state_file == "/data/kubelet/memory_manager_state"
-    # getSystemReservedMemory: what a node does not name is 0
-    assert settings.reserved_bytes(0, "hugepages-1Gi") == 2 * GiB
-    assert settings.reserved_bytes(1, "hugepages-1Gi") == 0 and settings.reserved_bytes(7, "memory") == 0
-    assert settings.total_reserved("memory") == GiB + 512 * MiB
-    assert settings.total_reserved("hugepages-2Mi") == 0
     # What a settings record defaults to when only the required fields are given.
     assert (settings.distribution, settings.service, settings.drift_tolerance, settings.problems) == ("unknown", None, None, ())
 

@@ -179,7 +179,7 @@ def test_spec_7_2_fixture_straddles_two_blocks_on_two_nodes(tmp_path):
     assert image.memory_blocks == (351, 352)
     assert image.numa_nodes == (0, 1)
     assert image.location_reason is None
-    assert 351 in facts.node(0).memory_blocks and 352 in facts.node(1).memory_blocks
+    assert 351 in facts.numa_nodes[0].memory_blocks and 352 in facts.numa_nodes[1].memory_blocks
 
 
 def test_kernel_image_moved_by_kaslr_to_node_1(tmp_path):

@@ -13,7 +13,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model imp
 GIB = 1024 ** 3
 POOL_2M = HugepagePool(2048, 16, "hugepages-2Mi", 16 * 2 * 1024 * 1024)
 POOL_1G = HugepagePool(1048576, 2, "hugepages-1Gi", 2 * GIB)
-UNREAD_1G = HugepagePool(1048576, None, "hugepages-1Gi", None)  # nr_hugepages unreadable
 KERNEL = KernelImage(0x1000000, 0x3ffffff, 0x3000000, (0,), (0,), None, None)
 
 
@@ -26,31 +25,6 @@ def facts(*nodes):
                      sum(n.mem_total_bytes or 0 for n in nodes), KERNEL, ())
 
 
-@pytest.mark.parametrize("mem, has_cpus, memory_only", [
-    (64 * GIB, False, True),  # CXL or HBM: memory and no CPU; kubelet still counts it
-    (64 * GIB, True, False),
-    (64 * GIB, None, False),  # no readable cpulist: not known to be CPU-less
-    (0, False, False),  # no memory either
-    (None, False, False),
-])
-def test_a_memory_only_node_has_memory_and_no_cpu(mem, has_cpus, memory_only):
-    assert numa(1, mem=mem, has_cpus=has_cpus).is_memory_only is memory_only
-
-
-def test_a_node_is_complete_when_every_number_kubelet_derives_is_known():
-    assert numa(0).is_complete
-    assert numa(0, hugepages=()).is_complete
-    assert not numa(0, mem=None).is_complete  # MemTotal unknown
-    assert not numa(0, hugepages=(UNREAD_1G, POOL_2M)).is_complete  # a pool's size unknown
-    assert numa(0, mem=0).is_complete  # 0 is a number (cadvisor reports it)
-
-
-def test_a_nodes_hugepage_pool_by_resource_name():
-    node = numa(0)
-    assert node.hugepage_pool("hugepages-1Gi") is POOL_1G and node.hugepage_pool("hugepages-2Mi") is POOL_2M
-    assert node.hugepage_pool("hugepages-16Gi") is None and node.hugepage_pool("memory") is None
-
-
 def test_the_kernel_image_is_known_when_its_span_is():
     assert KERNEL.known
     assert not KernelImage(None, None, None, (), (), "zeroed addresses: run as root", None).known
@@ -61,8 +35,6 @@ def test_the_kernel_image_is_known_when_its_span_is():
 def test_node_facts_find_nodes_by_id_and_list_what_kubelet_counts():
     node_facts = facts(numa(0), numa(2, hugepages=(POOL_2M,), has_cpus=False), numa(1, hugepages=()))
     assert node_facts.node_ids() == (0, 2, 1)  # in the order read (the reader sorts them)
-    assert node_facts.node(2).has_cpus is False and node_facts.node(3) is None
-    assert node_facts.memory_only_node_ids() == (2,)
     # kubelet's capacity has one resource per hugepage size on any node, sorted
     assert node_facts.hugepage_resource_names() == ("hugepages-1Gi", "hugepages-2Mi")
     assert facts().node_ids() == () and facts().hugepage_resource_names() == ()

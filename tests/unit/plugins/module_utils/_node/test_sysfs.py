@@ -17,6 +17,12 @@ MiB = 1024 * 1024
 GiB = 1024 * MiB
 
 
+
+def node_of(facts, node_id):
+    """The NUMA node ``node_id`` of ``facts``."""
+    [node] = [node for node in facts.numa_nodes if node.id == node_id]
+    return node
+
 def read_hostile(root):
     """A tree with a required file unreadable or malformed: the strict read raises NodeReadError naming
     exactly the errors the lenient read reports; returns the lenient read's facts."""
@@ -48,7 +54,6 @@ def test_reads_every_numa_node(tmp_path, count):
     assert [node.mem_total_bytes for node in facts.numa_nodes] == [(i + 1) * GiB for i in range(count)]
     assert facts.online == tuple(range(count)) == facts.possible
     assert facts.machine_mem_total_bytes == sum((i + 1) * GiB for i in range(count))
-    assert facts.memory_only_node_ids() == ()
     assert all(node.has_cpus is True for node in facts.numa_nodes)
 
 
@@ -56,7 +61,7 @@ def test_node_ids_sort_numerically_not_lexically(tmp_path):
     nodes = {node_id: {"mem_total_kb": 1024 * 1024} for node_id in (0, 2, 10)}
     facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=nodes)))
     assert facts.node_ids() == (0, 2, 10)
-    assert facts.node(10).id == 10 and facts.node(1) is None
+    assert [node.id for node in facts.numa_nodes] == [0, 2, 10]
 
 
 def test_spec_10_after_reboot_machine(tmp_path):
@@ -68,9 +73,9 @@ def test_spec_10_after_reboot_machine(tmp_path):
     gib, two_mib = node0.hugepages
     assert (gib.page_size_kib, gib.nr_pages, gib.total_bytes) == (1048576, 4, 4 * GiB)
     assert (two_mib.page_size_kib, two_mib.nr_pages, two_mib.total_bytes) == (2048, 0, 0)
-    assert node1.hugepage_pool("hugepages-1Gi").total_bytes == 4294967296
+    assert [pool.total_bytes for pool in node1.hugepages if pool.resource_name == "hugepages-1Gi"] == [4294967296]
     assert facts.hugepage_resource_names() == ("hugepages-1Gi", "hugepages-2Mi")
-    assert all(node.is_complete for node in facts.numa_nodes)
+    assert facts.read_errors == ()
 
 
 def test_hugepages_of_both_sizes_with_pages(tmp_path):
@@ -102,7 +107,7 @@ def test_unreadable_nr_hugepages_is_a_problem_not_a_crash(tmp_path):
         ("hugepages-1Gi", None, None),
         ("hugepages-2Mi", None, None),
     ]
-    assert not node.is_complete
+    assert len(node.read_errors) == 2  # two pools whose size kubelet cannot know
     assert len(node.problems) == 2
     assert any("hugepages-2048kB/nr_hugepages" in problem and "cannot read" in problem for problem in node.problems)
     assert any("'four' is not a page count" in problem for problem in node.problems)
@@ -128,23 +133,20 @@ def test_memory_only_node(tmp_path):
     nodes = {0: {"mem_total_kb": 16 * 1024 * 1024}, 1: {"mem_total_kb": 64 * 1024 * 1024, "cpulist": "\n"}}
     facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=nodes)))
     assert facts.problems == ()
-    assert facts.node(1).has_cpus is False
-    assert facts.node(1).is_memory_only
-    assert facts.memory_only_node_ids() == (1,)
-    assert facts.node(1).mem_total_bytes == 64 * GiB
+    assert node_of(facts, 1).has_cpus is False  # memory and no CPU (CXL, HBM): kubelet still counts it
+    assert node_of(facts, 1).mem_total_bytes == 64 * GiB
 
 
 def test_node_without_cpulist_has_unknown_cpus(tmp_path):
     facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes={0: {"cpulist": OMIT}, 1: {"cpulist": "garbage"}})))
-    assert facts.node(0).has_cpus is None and facts.node(1).has_cpus is None
-    assert facts.memory_only_node_ids() == ()
+    assert node_of(facts, 0).has_cpus is None and node_of(facts, 1).has_cpus is None
 
 
 def test_missing_meminfo_is_unknown_with_a_problem(tmp_path):
     facts = read_hostile(build_node_tree(tmp_path, nodes={0: {}, 1: {"meminfo_text": OMIT}}))
-    assert facts.node(0).mem_total_bytes == 4 * GiB
-    assert facts.node(1).mem_total_bytes is None
-    assert not facts.node(1).is_complete
+    assert node_of(facts, 0).mem_total_bytes == 4 * GiB
+    assert node_of(facts, 1).mem_total_bytes is None
+    assert node_of(facts, 1).read_errors
     [problem] = facts.problems
     assert "node1/meminfo" in problem and "cannot read" in problem
 
@@ -152,19 +154,19 @@ def test_missing_meminfo_is_unknown_with_a_problem(tmp_path):
 def test_letters_in_meminfo_are_unknown_with_a_problem(tmp_path):
     nodes = {0: {"meminfo_text": "Node 0 MemTotal:       64296O6O kB\n"}}
     facts = read_hostile(build_node_tree(tmp_path, nodes=nodes))
-    assert facts.node(0).mem_total_bytes is None
+    assert node_of(facts, 0).mem_total_bytes is None
     assert facts.problems == (os.path.join(str(tmp_path), "sys/devices/system/node/node0/meminfo") + ": no 'MemTotal: <number> kB' line",)
 
 
 def test_odd_whitespace_in_meminfo_file(tmp_path):
     nodes = {0: {"meminfo_text": "\n\t Node 0 MemTotal:\t\t 1048576 kB \t\n\n"}}
     facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes=nodes)))
-    assert facts.node(0).mem_total_bytes == GiB and facts.problems == ()
+    assert node_of(facts, 0).mem_total_bytes == GiB and facts.problems == ()
 
 
 def test_zero_memtotal_is_a_problem(tmp_path):
     facts = read_node_facts(HostFiles(build_node_tree(tmp_path, nodes={0: {"mem_total_kb": 0}})))
-    assert facts.node(0).mem_total_bytes == 0
+    assert node_of(facts, 0).mem_total_bytes == 0
     assert any("MemTotal is 0" in problem for problem in facts.problems)
 
 
@@ -173,14 +175,14 @@ def test_binary_garbage_in_meminfo_does_not_crash(tmp_path):
     with open(os.path.join(root, "sys/devices/system/node/node0/meminfo"), "wb") as handle:
         handle.write(b"\xff\xfe\x00MemTotal: \xc3 12 kB")
     facts = read_hostile(root)
-    assert facts.node(0).mem_total_bytes is None and len(facts.problems) == 1
+    assert node_of(facts, 0).mem_total_bytes is None and len(facts.problems) == 1
 
 
 def test_directory_where_meminfo_should_be(tmp_path):
     root = build_node_tree(tmp_path, nodes={0: {"meminfo_text": OMIT}})
     os.makedirs(os.path.join(root, "sys/devices/system/node/node0/meminfo"))
     facts = read_hostile(root)
-    assert facts.node(0).mem_total_bytes is None
+    assert node_of(facts, 0).mem_total_bytes is None
     assert "cannot read" in facts.problems[0]
 
 
@@ -224,5 +226,5 @@ def test_garbage_online_list_is_a_problem_and_missing_is_not(tmp_path):
 def test_root_prefix_is_honoured(tmp_path):
     host = tmp_path / "host"
     build_node_tree(host, nodes={0: {"mem_total_kb": 1024}})
-    assert read_node_facts(HostFiles(str(host) + "/")).node(0).mem_total_bytes == 1024 * 1024
+    assert node_of(read_node_facts(HostFiles(str(host) + "/")), 0).mem_total_bytes == 1024 * 1024
     assert read_hostile(str(tmp_path)).numa_nodes == ()
