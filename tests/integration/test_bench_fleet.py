@@ -56,8 +56,8 @@ def test_fleet_benchmark_reports_one_module_run_per_probe_and_ratios_within_boun
         assert payload[kind]["module_runs"] == 1
         [sent] = payload[kind]["sent"]
         assert sent["what"] == "program" and sent["on_stdin"] and sent["zip_files"] == 0 and payload[kind]["bytes"] == sent["bytes"]
-        assert payload[kind]["bytes"] - payload["noop"]["bytes"] <= 20 * 1024
-        assert payload[kind]["bytes"] < payload["noop"]["bytes"]
+        # The reader program (three stdlib files deflated: 20,892 bytes on 2026-12-06), a small part of ping's payload.
+        assert payload[kind]["bytes"] <= 32 * 1024 and payload[kind]["bytes"] * 4 < payload["noop"]["bytes"]
     assert payload["difference_bytes"] == payload["probe"]["bytes"] - payload["noop"]["bytes"]
     role = results["role"]
     assert set(role) == {"repaired", "in_sync", "no_checkpoint"}
@@ -100,4 +100,6 @@ def test_without_pipelining_the_probe_sends_the_reader_module_alone(tmp_path) ->
         shipped = {name.split("/plugins/", 1)[1] for name in sent["collection_files"]}
         assert shipped == {"modules/__node_read.py", "module_utils/_node/plan_reader.py", "module_utils/_common/node_files.py",
                            "module_utils/_common/credentials.py"}, shipped
-        assert payload[kind]["bytes"] - payload["noop"]["bytes"] <= 20 * 1024
+        # The reader is three stdlib files (about 54 KB of source, deflated and base64-encoded in the AnsiballZ zip with
+        # their packages' __init__ files): 32,064 bytes over ping's payload on 2026-12-06, a fifth of ping's own.
+        assert payload[kind]["bytes"] - payload["noop"]["bytes"] <= 40 * 1024
