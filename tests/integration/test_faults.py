@@ -431,8 +431,9 @@ def make_dangling_symlink(path):
 
 
 def make_symlink_to_the_real_file(path):
+    # Relative, so it points at the real file on the node as here (an absolute target is the node's path, under root).
     os.rename(path, path + ".real")
-    os.symlink(path + ".real", path)
+    os.symlink(os.path.basename(path) + ".real", path)
 
 
 NOT_REGULAR = {

@@ -9,7 +9,7 @@ stable contract for playbooks, reports and the role (see the modules' RETURN doc
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import CheckpointReport
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, ERAS
@@ -120,6 +120,12 @@ def _kernel_view(node: NodeFacts) -> Dict[str, Any]:
     }
 
 
+def _plain(quantities: Mapping[str, int]) -> Dict[str, int]:
+    """Byte counts as plain ints (a ``ByteQuantity`` is one with its spelling; facts hold JSON types only: Ansible
+    warns about any other type it stores)."""
+    return {name: int(value) for name, value in quantities.items()}
+
+
 def kubelet_view(settings: KubeletSettings) -> Dict[str, Any]:
     """Where kubelet runs and what it is configured with, each setting with its source."""
     return {
@@ -132,9 +138,9 @@ def kubelet_view(settings: KubeletSettings) -> Dict[str, Any]:
         "dropins": list(settings.dropins),
         "files_read": list(settings.sources),
         "sources": dict(settings.field_sources),
-        "reserved_memory": {str(k): dict(v) for k, v in sorted(settings.reserved_memory.items())},
-        "system_reserved": dict(settings.system_reserved),
-        "kube_reserved": dict(settings.kube_reserved),
+        "reserved_memory": {str(k): _plain(v) for k, v in sorted(settings.reserved_memory.items())},
+        "system_reserved": _plain(settings.system_reserved),
+        "kube_reserved": _plain(settings.kube_reserved),
         "eviction_hard_memory": settings.eviction_hard_memory,
         "drift_tolerance": settings.drift_tolerance,
         "problems": list(settings.config_problems) + list(settings.problems),

@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
+from ansible_collections.nodeops.numa_drift.tests.support.distributions import LAYOUTS, drifted_node
 from ansible_collections.nodeops.numa_drift.tests.support.module_runner import DEFAULT_AUTO_BOUND, KASLR_KB, kaslr_node
 
 
@@ -66,3 +69,22 @@ def test_numbers_text_one_line_per_known_number(tmp_path):
     assert recorded[0].startswith("node0.memory.total = %d (" % total)
     assert recorded[0] != current[0]
     assert numbers_text([], "recorded") == "\n"
+
+
+def _json_types_only(value, where="numa_drift"):
+    """The paths in ``value`` holding anything but JSON's own types (dict, list, str, int, float, bool, None)."""
+    if isinstance(value, dict):
+        return [bad for key, item in value.items() for bad in _json_types_only(item, "%s.%s" % (where, key))]
+    if isinstance(value, list):
+        return [bad for index, item in enumerate(value) for bad in _json_types_only(item, "%s[%d]" % (where, index))]
+    return [] if type(value) in (str, int, float, bool, type(None)) else ["%s: %s" % (where, type(value).__name__)]
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_the_facts_hold_json_types_only_as_the_controller_stores_them(tmp_path, layout):
+    # The action plugin returns these facts from the controller's memory (no JSON between): a ByteQuantity (an int
+    # that keeps its spelling) made ansible-core warn "Type 'ByteQuantity' is unsupported in variable storage".
+    files, _distribution, _service, root_dir = LAYOUTS[layout]
+    facts = assessment_facts(_probe.probe(HostFiles(drifted_node(tmp_path, files, kubelet_root_dir=root_dir))))
+    assert facts["kubelet"]["system_reserved"] or facts["kubelet"]["reserved_memory"]
+    assert _json_types_only(facts) == []
