@@ -68,6 +68,9 @@ _INLINE = re.compile(
 _URL_PASSWORD = re.compile(r"""\b([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@'"]*:)([^@/\s'"]+)@""")
 _AUTHORIZATION = re.compile(r"""\b(Bearer|Basic)([ \t]+)([^\s"',;\]}]+)""", re.IGNORECASE)
 _WORD_END = " \t\"',;]}"
+# A value that is one of Go's strconv.ParseBool literals is never a credential: --anonymous-auth=false and
+# --authentication-token-webhook=true are kept, so kubelet's command line still parses as kubelet parses it.
+_BOOLEAN = re.compile(r"^(?:1|t|T|TRUE|true|True|0|f|F|FALSE|false|False)$")
 _FLOW_PUNCTUATION = "[]{}, \t"
 
 
@@ -168,6 +171,8 @@ def _redacted_value(line: str, start: int, to_end: bool) -> Tuple[str, int, str]
         end = _quoted_end(line, start)
         if end < 0:  # the value goes on below: its closing quote is kept where it is
             return first + PLACEHOLDER, len(line), first
+        if _BOOLEAN.match(line[start + 1:end - 1]):
+            return line[start:end], end, ""
         return first + PLACEHOLDER + first, end, ""
     if first in "[{":
         return _flow_value(line, start)
@@ -180,6 +185,8 @@ def _redacted_value(line: str, start: int, to_end: bool) -> Tuple[str, int, str]
     else:
         while end < len(line) and line[end] not in _WORD_END:
             end += 1
+    if _BOOLEAN.match(line[start:end]):
+        return line[start:end], end, ""
     return (PLACEHOLDER if end > start else ""), end, ""
 
 

@@ -119,3 +119,20 @@ def test_a_planted_secret_never_survives_and_the_lines_stay(lines, form):
     redacted = redact(text)
     assert secret not in redacted.split("\n")[len(lines) // 2]
     assert redacted.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize("text", [
+    # k3s' and RKE2's CIS profiles, EKS and kubeadm: booleans of flags whose names hold a credential word. Redacted,
+    # kubelet's command line would not parse (the kubelet judge saw 'invalid argument "REDACTED" for "--anonymous-auth"').
+    'kubelet-arg:\n  - "anonymous-auth=false"\n  - "authentication-token-webhook=true"\n',
+    "KUBELET_EXTRA_ARGS=--anonymous-auth=false --authentication-token-webhook=True\n",
+    "ExecStart=/usr/bin/kubelet --anonymous-auth false --authentication-token-webhook=1\n",
+    '{"auth": "FALSE", "token": "0"}\n',
+])
+def test_a_boolean_is_never_a_credential_and_is_kept(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("value", ["yes", "off", "truex", "False1", "0x1", "10", "t0ken"])
+def test_anything_but_a_boolean_literal_under_a_credential_name_is_redacted(value):
+    assert redact("--token=%s\nK3S_TOKEN=%s\ntoken: %s\n" % (value, value, value)) == "--token=REDACTED\nK3S_TOKEN=REDACTED\ntoken: REDACTED\n"
