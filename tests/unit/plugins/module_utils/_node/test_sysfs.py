@@ -17,11 +17,11 @@ MiB = 1024 * 1024
 GiB = 1024 * MiB
 
 
-
 def node_of(facts, node_id):
     """The NUMA node ``node_id`` of ``facts``."""
     [node] = [node for node in facts.numa_nodes if node.id == node_id]
     return node
+
 
 def read_hostile(root):
     """A tree with a required file unreadable or malformed: the strict read raises NodeReadError naming
