@@ -5,7 +5,7 @@
 
     .venv/bin/python benchmarks/bench_fleet.py [--hosts 60,150] [--forks 2,8] [--rounds 3]
         [--strategy linear|free] [--no-pipelining] [--skip-role] [--skip-payload] [--json FILE]
-        [--max-ratio WARM,COLD] [--quick]
+        [--max-ratio WARM,COLD] [--kubelet real|script] [--quick]
 
 1. Builds fake node trees (the unit tests' builders: a KASLR drift, 4 Guaranteed pods) and, for
    each ``--hosts`` count, an inventory of as many local hosts (local connection, pipelining on
@@ -123,8 +123,31 @@ class CallbackModule(CallbackBase):
 '''
 
 
-def build_hosts(directory: str, count: int) -> Dict[str, str]:
-    """``count`` node trees: a kernel image moved by KASLR between two 64 GiB NUMA nodes, 4 pods."""
+KUBELET_VERSION = "v1.34.4"
+
+
+def kubelet_program(directory: str, wanted: str) -> Tuple[str, str]:
+    """``(host path, what it is)`` of the kubelet each node tree holds at /usr/bin/kubelet, asked its release by every
+    probe: the real, version-stamped binary the guests run when it is built (``real``, the default), else a script
+    that says the same (``script``: far cheaper to run than kubelet, so the probe's figure is lower than a node's)."""
+    from ansible_collections.nodeops.numa_drift.tests.support.programs import said, version_script  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodeops.numa_drift.tests.vm import kubelet_disk  # pylint: disable=import-outside-toplevel
+
+    binary = kubelet_disk.kubelet_path(KUBELET_VERSION)
+    target = os.path.join(directory, "kubelet")
+    if wanted == "real" and os.access(binary, os.X_OK):
+        shutil.copy2(binary, target)  # beside the trees: each holds a hard link to it
+        return target, "the real kubelet %s (%s)" % (KUBELET_VERSION, binary)
+    with open(target, "w", encoding="utf-8") as handle:
+        handle.write(version_script(said("kubelet", KUBELET_VERSION)))
+    os.chmod(target, 0o755)
+    why = "" if wanted == "script" else " (the real one is not built: python3 tests/vm/kubelet_disk.py builds it)"
+    return target, "a script saying Kubernetes %s%s" % (KUBELET_VERSION, why)
+
+
+def build_hosts(directory: str, count: int, program: str) -> Dict[str, str]:
+    """``count`` node trees: a kernel image moved by KASLR between two 64 GiB NUMA nodes, 4 pods, kubeadm's files
+    without a unit and ``program`` as /usr/bin/kubelet (the probe asks it its release)."""
     roots = {}
     before = scenario.two_node_boot()
     after = before.moved(node0=-KASLR_KB, node1=KASLR_KB)
@@ -132,6 +155,8 @@ def build_hosts(directory: str, count: int) -> Dict[str, str]:
     for index in range(count):
         name = "bench-node-%04d" % (index + 1)
         roots[name] = scenario.write_kubelet_node(os.path.join(directory, "nodes", name), before, after, pods=pods)
+        os.makedirs(os.path.join(roots[name], "usr", "bin"))
+        os.link(program, os.path.join(roots[name], "usr", "bin", "kubelet"))
     return roots
 
 
@@ -466,6 +491,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--fleet-args", default="", help="more arguments of tests/sandbox/fleet.py up for the role's fleet, e.g. "
                         "'--api-server URL --api-ca CA --token ADMIN --kubeconfig FILE' (a real API server instead of the stand-in)")
     parser.add_argument("--max-ratio", type=ratio_pair, metavar="WARM,COLD", help="fail when a CPU ratio is above these bounds")
+    parser.add_argument("--kubelet", choices=("real", "script"), default="real",
+                        help="what each node's /usr/bin/kubelet is, asked its release by every probe: the real binary the guests run "
+                        "(when built; else a script) or a script (default real)")
     parser.add_argument("--quick", action="store_true", help="a smoke test: 5 hosts, forks 2, 1 round")
     parser.add_argument("--json", help="write every figure to this file")
     parser.add_argument("--keep", action="store_true", help="keep the working directory")
@@ -476,16 +504,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     found: List[str] = []
     try:
         started = time.time()
-        roots = build_hosts(directory, max(options.hosts))
+        program, program_text = kubelet_program(directory, options.kubelet)
+        roots = build_hosts(directory, max(options.hosts), program)
         names = sorted(roots)
         inventories = {count: write_inventory(os.path.join(directory, "hosts-%d" % count), {name: roots[name] for name in names[:count]})
                        for count in options.hosts}
         playbooks = write_playbooks(directory, options.strategy)
         collections = collections_dir(directory)
-        print("built %d node trees in %.1f s" % (len(roots), time.time() - started), flush=True)
+        print("built %d node trees in %.1f s; each node's kubelet: %s" % (len(roots), time.time() - started, program_text), flush=True)
         results: Dict[str, Any] = {
             "settings": {"hosts": options.hosts, "forks": options.forks, "rounds": options.rounds, "strategy": options.strategy,
-                         "pipelining": options.pipelining, "cpus": os.cpu_count() or 1, "python": sys.version.split()[0]},
+                         "pipelining": options.pipelining, "cpus": os.cpu_count() or 1, "python": sys.version.split()[0],
+                         "kubelet": program_text},
             "configurations": [],
         }
         for count in options.hosts:

@@ -64,7 +64,8 @@ hosts = {}
 for play in json.load(open(sys.argv[1]))["plays"]:
     for task in play["tasks"]:
         hosts.update(task["hosts"])
-print("  %-12s %-10s %-30s %-42s %-20s %s" % ("NODE", "DIST", "SERVICE", "CHECKPOINT (under the node root)", "VERDICT", "ROLE'S SYSTEMCTL CALLS"))
+print("  %-12s %-10s %-14s %-30s %-42s %-20s %s" % ("NODE", "DIST", "KUBELET", "SERVICE", "CHECKPOINT (under the node root)", "VERDICT",
+                                                    "ROLE'S SYSTEMCTL CALLS"))
 for node in json.load(open(sys.argv[2]))["nodes"]:
     facts = hosts.get(node["name"], {}).get("numa_drift") or {}
     kubelet = facts.get("kubelet") or {}
@@ -72,8 +73,9 @@ for node in json.load(open(sys.argv[2]))["nodes"]:
     log = os.path.join(node["node_dir"], "systemctl.log")
     calls = [json.loads(line) for line in open(log)] if os.path.exists(log) else []
     changed = ", ".join("%s %s" % (c["verb"], " ".join(c["units"])) for c in calls if c["verb"] in ("stop", "start"))
-    print("  %-12s %-10s %-30s %-42s %-20s %s" % (
-        node["name"], kubelet.get("distribution") or "-", kubelet.get("service") or "-", path[len(node["root"]):] if path.startswith(node["root"]) else path,
+    print("  %-12s %-10s %-14s %-30s %-42s %-20s %s" % (
+        node["name"], kubelet.get("distribution") or "-", kubelet.get("version") or "unknown", kubelet.get("service") or "-",
+        path[len(node["root"]):] if path.startswith(node["root"]) else path,
         facts.get("verdict") or hosts.get(node["name"], {}).get("msg", "?"), changed or ("(command mode)" if node["service_mode"] == "command" else "-")))
 PY
 
@@ -82,9 +84,11 @@ section "Reports"
 import json, sys
 report = json.load(open(sys.argv[1]))
 print(report["headline"])
+print("  %-12s %-14s %-20s    %-12s %-20s %s" % ("NODE", "KUBELET", "VERDICT BEFORE", "ACTION", "VERDICT AFTER", "MESSAGE"))
 for row in report["nodes"]:
-    print("  %-12s %-20s -> %-12s %-20s %s" % (
-        row["node"], row["verdict_before"] or "-", row["action"], row["verdict_after"] or "-", row["message"]))
+    print("  %-12s %-14s %-20s -> %-12s %-20s %s" % (
+        row["node"], row["kubelet"].get("version") or "unknown", row["verdict_before"] or "-", row["action"], row["verdict_after"] or "-",
+        row["message"]))
 PY
 echo "  probe:     $DEMO_DIR/report-probe/report.html (and report.json)"
 echo "  remediate: $DEMO_DIR/report-remediate/report.html (and report.json)"

@@ -36,6 +36,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_
     probe_arguments,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import ReleaseOptionError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
 
@@ -47,6 +48,7 @@ MAX_ROUNDS = 4
 # on node bytes is linear and an answer is at most _snapshot.MAX_ANSWER_BYTES; this bounds what nothing else does.
 ASSESS_SECONDS = 30
 LEARNED_FACT = "numa_drift_read_paths"
+VERSIONS_FACT = "numa_drift_kubelet_versions"
 DISCOVERED_FACT = "discovered_interpreter_python"
 
 
@@ -98,6 +100,7 @@ class ActionModule(ActionBase):
         root, timeout, arguments = params["root"] or "/", params["read_timeout"], probe_arguments(params)
         known: List[str] = [item for item in task_vars.get(LEARNED_FACT) or [] if isinstance(item, str)]
         learned = list(known)
+        versions = _snapshot.known_versions(task_vars.get(VERSIONS_FACT))
         rules, follows = read_plan(arguments)
         rules += _snapshot.learned_rules(known)
         entries: Dict[str, Dict[str, Any]] = {}
@@ -105,7 +108,7 @@ class ActionModule(ActionBase):
         try:
             for _round in range(MAX_ROUNDS):
                 with _time_limit(timeout):
-                    read = self._read_node(root, rules, follows, task_vars)
+                    read = self._read_node(root, rules, follows, versions, task_vars)
                 host_facts.update(read.pop("ansible_facts", {}))
                 if read.get("failed"):
                     return dict(result, **read, ansible_facts=host_facts) if host_facts else dict(result, **read)
@@ -128,11 +131,16 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, msg="the node's answer took more than %s s to assess: refused" % ASSESS_SECONDS)
         except QuantityError as error:
             return dict(result, failed=True, msg="drift_bound: %s" % error)
+        except ReleaseOptionError as error:
+            return dict(result, failed=True, msg=str(error))
         except OSError as error:
             return dict(result, failed=True, msg="cannot read the node under %s: %s" % (root, error))
         result.update(changed=False, numa_drift=facts)
         if learned != known:
             host_facts[LEARNED_FACT] = learned
+        seen = _snapshot.versions_seen(entries)
+        if seen and seen != versions:
+            host_facts[VERSIONS_FACT] = seen
         if host_facts:
             result["ansible_facts"] = host_facts
         self._advise_for(result, task_vars.get("inventory_hostname"))
@@ -158,11 +166,12 @@ class ActionModule(ActionBase):
         setting is on, and remote files are not to be kept)."""
         return not C.DEFAULT_KEEP_REMOTE_FILES and self._connection.is_pipelining_enabled()
 
-    def _read_node(self, root: str, rules: List[Dict[str, Any]], follows: Dict[str, Any], task_vars: Dict[str, Any]) -> Dict[str, Any]:
+    def _read_node(self, root: str, rules: List[Dict[str, Any]], follows: Dict[str, Any], versions: Dict[str, Any],
+                   task_vars: Dict[str, Any]) -> Dict[str, Any]:
         """``{"entries": ...}`` (or a failed result) for ``rules``: the reader program on the standard input of the
         interpreter a module would run under, where Ansible pipelines modules and that interpreter is known (the same
         channel, become and environment); else the ``__node_read`` module (its files transferred as any module's)."""
-        arguments = _snapshot.reader_arguments(root, rules, follows)
+        arguments = _snapshot.reader_arguments(root, rules, follows, versions)
         python = self._node_python(task_vars) if self._pipelined() else None
         if python is None:
             read = self._execute_module(module_name=READER, module_args=arguments, task_vars=task_vars)
@@ -170,7 +179,8 @@ class ActionModule(ActionBase):
             entries, failure = _snapshot.module_answer(read)
             read = failure or {"entries": entries}
         else:
-            command = "%s %s" % (self._compute_environment_string(), shlex.quote(python))
+            # -S: no site import (the reader is stdlib only; a node's .pth files and sitecustomize cost every probe).
+            command = "%s %s -S" % (self._compute_environment_string(), shlex.quote(python))
             program = _snapshot.reader_program(arguments)
             display.vvv("numa_drift_facts: the node reader, %d bytes on the standard input of %s" % (len(program), command.strip()),
                         host=self._play_context.remote_addr)

@@ -66,6 +66,22 @@ options:
       - 'Either a list as in the config file (C([{numaNode: 0, limits: {memory: 1Gi}}])) or a dict
         from NUMA node to limits (C({0: {memory: 1Gi}, 1: {memory: 2Gi}})).'
     type: raw
+  kubelet_release:
+    description:
+      - The release of the kubelet that will start on the node (C(1.34) or C(v1.34.4)), instead of asking the program
+        the node's service runs (C(kubelet --version), C(k3s --version), C(rke2 --version), C(k0s version), MicroK8s'
+        C(meta/snap.yaml)).
+      - Every rule that differs by release (flags removed, feature gates added, the checkpoint's layout and checksum)
+        is judged at this release; with no release known, every supported release (1.34 to 1.37) must agree.
+    type: str
+  untested_release:
+    description:
+      - What to do with a kubelet release outside the tested ones (1.34 to 1.37).
+      - C(refuse) gives the verdict C(kubelet_release_untested) and writes nothing; C(nearest) judges the node by the
+        nearest tested release's rules.
+    type: str
+    default: refuse
+    choices: [refuse, nearest]
 notes:
   - Kubelet refuses to start when the per-NUMA memory recorded in C(memory_manager_state) differs from the
     machine's. The verdicts and the bound follow the collection's design (see the collection docs).

@@ -91,8 +91,10 @@ def probe(
     policy: Optional[str] = None,
     reserved_memory: Optional[object] = None,
     kubelet_flags: Optional[object] = None,
+    kubelet_release: Optional[str] = None,
+    untested_release: str = "refuse",
 ) -> ProbeResult:
-    """Read one node through ``files`` and assess it."""
+    """Read one node through ``files`` and assess it, at the release of the kubelet that will start."""
     settings = load_kubelet_settings(
         files,
         kubelet_root_dir=kubelet_root_dir,
@@ -101,6 +103,8 @@ def probe(
         flags=kubelet_flags,
         policy=policy,
         reserved_memory=reserved_memory,
+        kubelet_release=kubelet_release,
+        untested_release=untested_release,
     )
     node = read_node_facts(files)
     path, raw = _checkpoint(files, settings.root_dir)
@@ -128,6 +132,18 @@ def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
 
 
 def read_plan(arguments: Mapping[str, Any]) -> Tuple[List[Dict[str, Any]], Dict[str, Dict[str, Any]]]:
-    """``(rules, follows)``: what :func:`probe` reads on a node with these options (``_node.plan_reader``)."""
+    """``(rules, follows)``: what :func:`probe` reads on a node with these options (``_node.plan_reader``); with
+    ``kubelet_release`` named, no program is asked its release."""
     rules = list(SYSFS_READS) + list(DISCOVERY_READS) + list(GUARD_READS) + _option_reads(arguments)
-    return rules, dict(DISCOVERY_FOLLOWS)
+    follows = dict(DISCOVERY_FOLLOWS)
+    if arguments.get("kubelet_release"):
+        # No program is asked: what is there is all discovery looks at (kubeadm's /usr/bin/kubelet).
+        follows.pop("exec-program")
+        rules = [_without_version(rule, follows) for rule in rules]
+    return rules, follows
+
+
+def _without_version(rule: Dict[str, Any], follows: Mapping[str, Any]) -> Dict[str, Any]:
+    if "version" in rule:
+        return {"stat": rule["version"]}
+    return dict(rule, follow=[name for name in rule["follow"] if name in follows]) if "follow" in rule else rule

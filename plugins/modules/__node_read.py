@@ -47,6 +47,11 @@ options:
       to apply to that path (C({}) in them).
     type: dict
     default: {}
+  known:
+    description: What programs said of their release before, by node path (C(output), C(rc), C(identity)); a program whose
+      identity is the same is not asked again.
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -87,10 +92,12 @@ def main():
             root=dict(type="str", default="/"),
             plan=dict(type="list", elements="dict", required=True),
             follows=dict(type="dict", default={}),
+            known=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )
-    module.exit_json(changed=False, entries=read_plan(module.params["root"], module.params["plan"], module.params["follows"]))
+    params = module.params
+    module.exit_json(changed=False, entries=read_plan(params["root"], params["plan"], params["follows"], known=params["known"]))
 
 
 if __name__ == "__main__":

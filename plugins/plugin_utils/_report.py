@@ -48,6 +48,9 @@ NEXT_STEPS = {
     "kubelet_config_rejected": ("Kubelet refuses its own configuration at start, whatever the checkpoint holds (the causes name"
                                 " the value and the file): fix the kubelet configuration and restart kubelet. Do not delete the"
                                 " checkpoint: that would not help. Nothing was touched."),
+    "kubelet_release_untested": ("The kubelet that will start is of a release outside the tested ones (1.34 to 1.37; the causes name"
+                                 " it and where it was read): run a tested release, or set remediate_untested_release=nearest to"
+                                 " judge it by the nearest tested release's rules. Nothing was touched."),
     "kubelet_tolerates": "Nothing to do: kubelet has KEP-6232 drift tolerance on and repairs this drift itself.",
     "policy_mismatch": "The memory manager policy changed: drain the node and delete the checkpoint, as kubelet requires.",
     "corrupt": "The checkpoint cannot be read: drain the node and delete it.",
@@ -338,7 +341,8 @@ def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[st
         "numa_nodes": list(facts.get("nodes") or []),
         "drift": bars,
         "pinned_pods": pinned_pods(facts, names),
-        "kubelet": {key: kubelet.get(key) for key in ("distribution", "service", "policy", "config_path", "root_dir")},
+        "kubelet": {key: kubelet.get(key) for key in ("distribution", "service", "policy", "config_path", "root_dir", "release", "version",
+                                                      "release_source", "rules_release")},
         "service": outcome.get("service") or kubelet.get("service"),
         "guard": guard_view(facts.get("guard")) if facts else guard_view(None),
     }

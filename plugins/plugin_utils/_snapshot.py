@@ -17,7 +17,6 @@ and the node's last line on standard error with control characters escaped, neve
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import posixpath
 import re
@@ -35,28 +34,32 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.answere
     checked_entries,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import parse_release
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 
-__all__ = ["reader_arguments", "reader_program", "reader_answer", "module_answer", "escaped", "assess", "rule_for", "learned_rules", "remembered",
-           "NotRead", "MalformedAnswer", "MAX_ANSWER_BYTES", "MAX_LEARNED"]
+__all__ = ["reader_arguments", "known_versions", "versions_seen", "reader_program", "reader_answer", "module_answer", "escaped", "assess",
+           "rule_for", "learned_rules", "remembered", "NotRead", "MalformedAnswer", "MAX_ANSWER_BYTES", "MAX_LEARNED", "MAX_VERSIONS"]
 
 # An answer is the reader's content budget, JSON-escaped, and its paths and records: more was not sent by the reader.
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
 MAX_LEARNED = 64  # paths remembered per host (numa_drift_read_paths)
+MAX_VERSIONS = 8  # programs' releases remembered per host (numa_drift_kubelet_versions)
 MAX_STDERR_SHOWN = 300
 # The modules of the reader, dependencies first: node_files imports credentials, plan_reader imports node_files.
 READER_MODULES = (credentials, node_files, plan_reader)
 
-# What the node's Python reads on standard input: the reader's modules and the arguments of read_plan travel as one
-# JSON document, deflated and in base64 (a third of the bytes, and the node's tokenizer reads a short literal instead
+# What the node's Python reads on standard input: the reader's modules and the arguments of read_plan travel as two
+# JSON documents, deflated and in base64 (a third of the bytes, and the node's tokenizer reads a short literal instead
 # of a long escaped one); each module is made from its source under its own name (so their imports find one another);
 # the working directory leaves sys.path before anything is imported (as in Ansible's own wrapper: a json.py where the
 # command starts is never run).
 _PROGRAM = """import sys
 sys.path = [entry for entry in sys.path if entry not in ("", ".")]
 import base64, json, types, zlib
-modules, arguments = json.loads(zlib.decompress(base64.b64decode(%r)))
+def unpacked(blob):
+    return json.loads(zlib.decompress(base64.b64decode(blob)))
+modules, arguments = unpacked(%r), unpacked(%r)
 for name, source in modules:
     module = sys.modules[name] = types.ModuleType(name)
     exec(compile(source, name.rsplit(".", 1)[-1] + ".py", "exec"), module.__dict__)
@@ -65,24 +68,55 @@ sys.stdout.write(json.dumps({"entries": module.read_plan(**arguments)}))
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-@functools.lru_cache(maxsize=1)
-def _reader_sources() -> Tuple[Tuple[str, str], ...]:
+def _packed(document: Any) -> str:
+    return base64.b64encode(zlib.compress(json.dumps(document, separators=(",", ":")).encode("utf-8"), 6)).decode("ascii")
+
+
+def _reader_modules() -> str:
+    """The reader's modules as the program carries them: packed once, when the controller loads this plugin (before
+    Ansible forks its workers, so every host's worker finds them packed)."""
     sources = []
     for module in READER_MODULES:
         with open(module.__file__, encoding="utf-8") as handle:
             sources.append((module.__name__, handle.read()))
-    return tuple(sources)
+    return _packed(sources)
 
 
-def reader_arguments(root: str, plan: Sequence[Mapping[str, Any]], follows: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
-    """The arguments of ``plan_reader.read_plan`` (the ``__node_read`` module's options)."""
-    return {"root": root, "plan": list(plan), "follows": dict(follows)}
+_READER_MODULES = _reader_modules()
+
+
+def reader_arguments(root: str, plan: Sequence[Mapping[str, Any]], follows: Mapping[str, Mapping[str, Any]],
+                     known: Optional[Mapping[str, Mapping[str, Any]]] = None) -> Dict[str, Any]:
+    """The arguments of ``plan_reader.read_plan`` (the ``__node_read`` module's options); ``known``: what the node's
+    programs said of their release before (:func:`known_versions`), not asked again while they are the same."""
+    return {"root": root, "plan": list(plan), "follows": dict(follows), "known": dict(known or {})}
+
+
+_IDENTITY = re.compile(r"^[0-9]{1,20}:[0-9]{1,20}:[0-9]{1,20}:[0-9]{1,20}$")
+
+
+def known_versions(fact: Any) -> Dict[str, Dict[str, Any]]:
+    """The host fact ``numa_drift_kubelet_versions`` as the reader takes it: at most :data:`MAX_VERSIONS` programs,
+    each its identity and the release it said, normalized (``v1.34.4+k3s1``): nothing else a node printed is kept."""
+    found: Dict[str, Dict[str, Any]] = {}
+    for path, record in (fact.items() if isinstance(fact, dict) else ()):
+        if len(found) >= MAX_VERSIONS or not (isinstance(path, str) and path.startswith("/") and len(path) <= MAX_PATH and isinstance(record, dict)):
+            continue
+        identity, output = record.get("identity"), record.get("output")
+        parsed = parse_release(output[:MAX_PATH]) if isinstance(output, str) and record.get("rc") == 0 else None
+        if parsed and isinstance(identity, str) and _IDENTITY.match(identity):
+            found[path] = {"identity": identity, "output": parsed[0], "rc": 0}
+    return found
+
+
+def versions_seen(entries: Mapping[str, Mapping[str, Dict[str, Any]]]) -> Dict[str, Dict[str, Any]]:
+    """What the node's programs said of their release in an answer (to keep as the host fact)."""
+    return known_versions({key: records["version"] for key, records in entries.items() if "output" in records.get("version", {})})
 
 
 def reader_program(arguments: Mapping[str, Any]) -> bytes:
     """The node reader as one Python program for the node's interpreter (its standard input), run with ``arguments``."""
-    document = json.dumps([_reader_sources(), dict(arguments)], separators=(",", ":")).encode("utf-8")
-    return (_PROGRAM % base64.b64encode(zlib.compress(document, 6)).decode("ascii")).encode("ascii")
+    return (_PROGRAM % (_READER_MODULES, _packed(dict(arguments)))).encode("ascii")
 
 
 def escaped(text: str, limit: int = MAX_STDERR_SHOWN) -> str:
@@ -136,14 +170,14 @@ def assess(entries: Mapping[str, Mapping[str, Dict[str, Any]]], root: str, argum
 
 def rule_for(missing: NotRead) -> Dict[str, Any]:
     """The read rule that answers what the engine missed (the primitive it asked of that path)."""
-    verb = {"stat": "stat", "names": "list"}.get(missing.how, "read")
+    verb = {"stat": "stat", "names": "list", "version": "version"}.get(missing.how, "read")
     rule: Dict[str, Any] = {verb: missing.key, "literal": True, "follow": []}
     if missing.how == "raw":
         rule["raw"] = True
     return rule
 
 
-_LEARNED = re.compile(r"^(stat|list|read|raw) (/.*)$")
+_LEARNED = re.compile(r"^(stat|list|read|raw|version) (/.*)$")
 
 
 def remembered(missing: NotRead) -> str:

@@ -210,6 +210,8 @@ REPORT_LAYOUT = r"""
       action_note: (tr.querySelector('[data-field="action-note"]') || {}).textContent || null,
       guard: (tr.querySelector('[data-field="guard"]') || {}).textContent,
       distribution: (tr.querySelector('[data-field="distribution"]') || {}).textContent,
+      kubelet: (tr.querySelector('[data-field="kubelet-release"]') || {}).textContent,
+      kubelet_title: (tr.querySelector('[data-field="kubelet-release"]') || {title: null}).title,
     };
   });
   const pods = [...document.querySelectorAll('#pods tr[data-uid]')].map((tr) => ({

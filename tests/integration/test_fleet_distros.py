@@ -26,6 +26,7 @@ import pytest
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import FLEET, Fleet, make_real_fleet
+from ansible_collections.nodeops.numa_drift.tests.sandbox import kubelet_standin
 from ansible_collections.nodeops.numa_drift.tests.sandbox.supervisor import load_service
 from ansible_collections.nodeops.numa_drift.tests.sandbox.testing import VENV_BIN, ansible_module, collections_tree
 
@@ -128,6 +129,9 @@ def test_probe_finds_each_distributions_kubelet_with_root_only(fleet: Fleet) -> 
             node["distribution"], node["service"], node["kubelet_root_dir"], node["config_path"], node["config_dir"]), kubelet
         assert facts[name]["checkpoint"]["path"] == os.path.join(node["root"], node["kubelet_root_dir"].lstrip("/"), "memory_manager_state")
         assert kubelet["sources"]["policy"] != "default" and kubelet["sources"]["reserved_memory"] != "default", kubelet["sources"]
+        # The release each node's program says (k3s and k0s their own binary, MicroK8s its snap.yaml).
+        assert kubelet["version"].startswith(kubelet_standin.KUBELET_VERSIONS[node["era"]]), kubelet
+        assert kubelet["rules_release"] == kubelet["release"] == kubelet["version"][1:5], kubelet
     names = by_distribution(fleet)
     k3s = facts[names["k3s"]]["kubelet"]
     assert k3s["sources"]["policy"].startswith("/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/10-cli-config.conf (from /etc/rancher/k3s/")

@@ -22,6 +22,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.tests.sandbox import kubelet_standin
 from ansible_collections.nodeops.numa_drift.tests.integration import browser
 from ansible_collections.nodeops.numa_drift.tests.integration.test_fleet_sandbox import (  # noqa: F401  # pylint: disable=unused-import
     ANSIBLE_PLAYBOOK,
@@ -210,6 +211,12 @@ def test_probe_report_renders_signed_bars_pods_guard_and_distribution(fleet: Fle
     assert all("not installed" in row["guard"] for name, row in shown.items() if name != guarded)
     assert all(row["distribution"].split() == ["kubeadm", "\u00b7", "kubelet"] for row in shown.values()), [r["distribution"] for r in shown.values()]
     assert rows["sbx-node-01"]["kubelet"]["distribution"] == "kubeadm" and rows["sbx-node-01"]["service"] == "kubelet"
+    # Which kubelet each node runs: what its program says (the column, its source on hover) and the JSON row.
+    for name, node in fleet.nodes.items():
+        version = kubelet_standin.KUBELET_VERSIONS[node["era"]]
+        assert rows[name]["kubelet"]["version"] == version and rows[name]["kubelet"]["release"] == version[1:5], rows[name]["kubelet"]
+        assert shown[name]["kubelet"].strip() == version, shown[name]["kubelet"]
+        assert shown[name]["kubelet_title"] == "/usr/bin/kubelet --version: Kubernetes %s" % version, shown[name]["kubelet_title"]
 
 
 def test_dry_run_report_lists_the_pods_at_stake(fleet: Fleet) -> None:  # pylint: disable=redefined-outer-name

@@ -182,7 +182,7 @@ def test_repaired_checkpoint_starts_posts_ready_and_heartbeats(tmp_path: Any, co
             node = http(api.url + "/api/v1/nodes/sbx-x")[1]
             assert ready_condition(node)["reason"] == "KubeletReady"
             assert ready_condition(node)["lastTransitionTime"] <= first_beat
-            assert node["status"]["nodeInfo"]["kubeletVersion"] == "v1.37.0-sandbox"
+            assert node["status"]["nodeInfo"]["kubeletVersion"] == "v1.37.2"  # the release the stand-in plays (KUBELET_VERSIONS)
             assert not any(t["key"].startswith("node.kubernetes.io/not-ready") for t in node["spec"].get("taints", []))
             assert standin("admit", "--root", root, "--era", "1.37", "--pod", "p", "--container", "c", "--memory", "1Gi").returncode == 2
         finally:

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, kubelet_tables, matrix
+from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, kubelet_tables, matrix, test_kubelet_judge_releases
 from ansible_collections.nodeops.numa_drift.tests.support import corpus
 from ansible_collections.nodeops.numa_drift.tests.support.vectors import load_vectors
 
@@ -43,6 +43,7 @@ def _full_run(session) -> bool:
         "test_a_checkpoint_written_by_each_release_is_judged_at_every_release": len(build.RELEASES),
         "test_a_checkpoint_with_assignments_written_by_each_release_is_judged_at_every_release": len(build.RELEASES),
         "test_kubelet_unit_table_verdict_is_kubelets": sum(len(kubelet_tables.layouts(case)) for case in kubelet_tables.table_cases().values()),
+        "test_a_node_holding_a_real_kubelet_gets_that_releases_verdict": len(test_kubelet_judge_releases.CASES),
     }
     found = collections.Counter(getattr(item, "originalname", item.name) for item in session.items if matrix.is_judge_test(item.nodeid))
     return all(found[name] == count for name, count in wanted.items())

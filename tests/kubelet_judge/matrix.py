@@ -21,11 +21,14 @@ suite; do not edit by hand). Each row counts node trees of one test corpus, judg
 own code** at one release: kubelet's configuration loader, its Node Allocatable reservation, and
 the memory manager's `NewManager` + `Start` (checkpoint restore with kubelet's checksum check, the
 Static policy's state validation), built from `k8s.io/kubernetes` at that release
-(`tests/kubelet_judge/`). "Before" is the file as it was found; "after repair" is the file
-`kubelet_mm_checkpoint` wrote for a `drift_within_bound` verdict. "Agrees": nothing-to-do verdicts
-(`in_sync`, `no_checkpoint`, `kubelet_tolerates`) where kubelet starts, refusing verdicts where it
-refuses, and for `drift_within_bound` kubelet starts after the repair holding exactly the state
-written; where releases differ on a file, a refusing verdict other than `drift_within_bound`.
+(`tests/kubelet_judge/`). "Our verdict" is the probe's at that release (the release the node's kubelet
+says, or `kubelet_release`); the rows "(release unknown)" hold the probe's verdict when no program on the
+node says its release, against each release. "As found" is the file as it was found; "after repair" is
+the file `kubelet_mm_checkpoint` wrote for a `drift_within_bound` verdict, written for that release.
+"Agrees": nothing-to-do verdicts (`in_sync`, `no_checkpoint`, `kubelet_tolerates`) where kubelet
+starts, refusing verdicts where it refuses, and for `drift_within_bound` kubelet starts after the repair
+holding exactly the state written; with the release unknown, where releases differ on a file, a refusing
+verdict other than `drift_within_bound`.
 "Refuses (configuration)": kubelet stopped before reading the checkpoint (flags, configuration,
 reservations); "refuses (checkpoint)": the memory manager's restore or state validation.
 

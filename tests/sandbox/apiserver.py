@@ -65,8 +65,8 @@ from urllib.parse import parse_qs, urlsplit
 HOST = "127.0.0.1"
 KUBERNETES_VERSION = {
     "major": "1",
-    "minor": "33",
-    "gitVersion": "v1.33.4-sandbox",
+    "minor": "37",
+    "gitVersion": "v1.37.2-sandbox",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
     "buildDate": "2026-01-01T00:00:00Z",
@@ -488,7 +488,7 @@ def node_object(
     capacity: Optional[Dict[str, str]] = None,
     allocatable: Optional[Dict[str, str]] = None,
     unschedulable: bool = False,
-    kubelet_version: str = "v1.33.4-sandbox",
+    kubelet_version: str = "v1.34.4",
     now: Optional[float] = None,
 ) -> Dict[str, Any]:
     """A registered Node whose kubelet has not posted status yet (Ready=Unknown)."""

@@ -69,6 +69,7 @@ else:  # run as a script: this directory is on sys.path; kubelet_standin puts th
     import supervisor  # type: ignore[no-redef]
 
 from ansible_collections.nodeops.numa_drift.tests.support.nodetree import OMIT, default_memory_blocks  # noqa: E402
+from ansible_collections.nodeops.numa_drift.tests.support.programs import install_release  # noqa: E402
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import (  # noqa: E402
     GIB,
     HUGEPAGE_1G_KB,
@@ -296,6 +297,9 @@ def write_node_tree(root: str, plan: NodePlan) -> None:
         root, plan.recorded, plan.current, pods=plan.pods, layout=plan.layout, block_size_bytes=MEMORY_BLOCK_BYTES,
         checkpoint_bytes=None if plan.with_checkpoint else b"", kernel_start=kernel_start_on(plan.current, plan.kernel_node), **shaped,
     )
+    # The program the node's unit runs kubelet with (kubeadm's /usr/bin/kubelet, k3s, k0s; MicroK8s' snap.yaml),
+    # saying the release of its era, as the real binary does; the stand-in runs as the service meanwhile.
+    install_release(root, plan.distribution or "kubeadm", kubelet_standin.KUBELET_VERSIONS[plan.era])
 
 
 def memory_quantity(blocks: Blocks) -> str:

@@ -158,7 +158,9 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantit
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import replace  # noqa: E402
 
 ERA_CHOICES = ("legacy", "1.37")
-KUBELET_VERSIONS = {"legacy": "v1.33.4-sandbox", "1.37": "v1.37.0-sandbox"}
+# The release each era's node runs: its program says it (fleet.write_node_tree puts it where the node's unit runs
+# kubelet), the stand-in posts it as the Node's kubeletVersion, as the guests' real kubelets (tests/vm/kubelet_disk.py).
+KUBELET_VERSIONS = {"legacy": "v1.34.4", "1.37": "v1.37.2"}
 VALIDATED_POLICIES = ("Static", "BestEffort")
 EXPECTED_STATE_DIFFERS = "[memorymanager] the expected machine state is different from the real one"
 EMPTY_STATE_WITH_ASSIGNMENTS = "[memorymanager] machine state can not be empty when it has memory assignments"

@@ -186,7 +186,26 @@ def distribution_cases() -> Dict[str, Case]:
         files, _distribution, _service, root_dir = LAYOUTS[name]
         return Case(lambda root: drifted_node(root, files, kubelet_root_dir=root_dir))
 
-    return {"distribution_%s" % name: case(name) for name in sorted(LAYOUTS)}
+    cases = {"distribution_%s" % name: case(name) for name in sorted(LAYOUTS)}
+    cases.update(release_cases())
+    return cases
+
+
+def release_cases() -> Dict[str, Case]:
+    """Distribution nodes whose program says its release (tests/support/programs.py): each layout at one release,
+    and the layouts that carry the pause-image flag kubelet 1.35 removed, at every release."""
+    from ansible_collections.nodeops.numa_drift.tests.support.distributions import (  # pylint: disable=import-outside-toplevel
+        LAYOUTS, PAUSE_IMAGE_FILES, VERSIONS, released_node, with_pause_image,
+    )
+
+    def case(layout: str, version: str, pause_image: bool) -> Case:
+        return Case(lambda root: released_node(root, layout, version, with_pause_image(layout) if pause_image else None))
+
+    cases = {"release_%s_%s" % (layout, VERSIONS[index % len(VERSIONS)]): case(layout, VERSIONS[index % len(VERSIONS)], False)
+             for index, layout in enumerate(sorted(LAYOUTS))}
+    cases.update(("release_%s_pause_image_%s" % (layout, version), case(layout, version, True))
+                 for layout in sorted(PAUSE_IMAGE_FILES) for version in VERSIONS)
+    return cases
 
 
 def _edited(layout: str, edit: Callable[[str], str], drift_kb: int = 0) -> Callable[[str], str]:
@@ -213,6 +232,10 @@ def _empty_data(text: str) -> str:
     return re.sub(r'"data":"(?:[^"\\]|\\.)*","dataChecksum":\d+', '"data":"","dataChecksum":0', text)
 
 
+def _unknown_key(before: str, after: str) -> Callable[[str], str]:
+    return lambda text: text.replace(before, after, 1)
+
+
 def _same(text: str) -> str:
     return text
 
@@ -230,6 +253,10 @@ def layout_cases() -> Dict[str, Case]:
         cases["layout_v3_inline_checksum_wrong%s" % suffix] = Case(_edited("v3", _bump("checksum"), drift_kb))
         cases["layout_v3_inline_checksum_zero%s" % suffix] = Case(_edited("v3", _set_number("checksum", 0), drift_kb))
         cases["layout_v3_data_empty%s" % suffix] = Case(_edited("v3", _empty_data, drift_kb))
+        # Fields kubelet did not write: its decoder reads past them (in sync: it starts; drifted: never rewritten).
+        cases["layout_legacy_unknown_key%s" % suffix] = Case(_edited("legacy", _unknown_key('{"policyName"', '{"extra":1,"policyName"'), drift_kb))
+        spare_key = _unknown_key('"numaAffinity"', '"spare":[0],"numaAffinity"')
+        cases["layout_legacy_unknown_block_key%s" % suffix] = Case(_edited("legacy", spare_key, drift_kb))
     return cases
 
 

@@ -157,3 +157,66 @@ LAYOUTS = {
         "kubeadm", "kubelet", "/var/lib/kubelet",
     ),
 }
+
+
+# --- the release of the kubelet that starts ------------------------------------------------------------------
+
+# kubeadm's deb/rpm layout as a cluster first built before 1.27 has it: kubeadm-flags.env still names the pause
+# image (kubeadm stopped writing it on init/join in 1.27 and removes it only on `kubeadm upgrade` to 1.35).
+PAUSE_IMAGE = "--pod-infra-container-image=registry.k8s.io/pause:3.9"
+KUBEADM_UNIT = {
+    "/usr/lib/systemd/system/kubelet.service": "[Service]\nExecStart=/usr/bin/kubelet\nRestart=always\n",
+    "/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": "[Service]\n"
+    'Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf '
+    '--kubeconfig=/etc/kubernetes/kubelet.conf"\n'
+    'Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"\n'
+    "EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env\nEnvironmentFile=-/etc/default/kubelet\n"
+    "ExecStart=\nExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS\n",
+}
+
+
+def kubeadm_flags_files(pause_image: bool = True):
+    flags = "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock" + (" " + PAUSE_IMAGE if pause_image else "")
+    return dict(KUBEADM_UNIT, **{
+        "/var/lib/kubelet/kubeadm-flags.env": 'KUBELET_KUBEADM_ARGS="%s"\n' % flags,
+        "/var/lib/kubelet/config.yaml": document(**STATIC),
+    })
+
+
+def with_pause_image(layout):
+    """``layout``'s files with the pause-image flag where that distribution's tooling puts it: EKS AL2's
+    bootstrap in KUBELET_ARGS, Kubespray's kubelet.env, a kubeadm-flags.env."""
+    files = dict(LAYOUTS[layout][0])
+    if layout == "eks-al2":
+        name = "/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf"
+        files[name] = files[name].replace("--cloud-provider=external'", "--cloud-provider=external %s'" % PAUSE_IMAGE.replace(
+            "registry.k8s.io/pause:3.9", "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.5"))
+    elif layout == "kubespray":
+        name = "/etc/kubernetes/kubelet.env"
+        files[name] = files[name].replace('KUBELET_ARGS="', 'KUBELET_ARGS="%s \\\n' % PAUSE_IMAGE)
+    elif layout == "kubeadm-flags":
+        files = kubeadm_flags_files(pause_image=True)
+    else:
+        raise ValueError("no pause-image placement for %s" % layout)
+    return files
+
+
+# Where the pause-image flag lives in each layout that carries it (what the verdict must name).
+PAUSE_IMAGE_FILES = {
+    "kubeadm-flags": "/var/lib/kubelet/kubeadm-flags.env",
+    "eks-al2": "/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf",
+    "kubespray": "/etc/kubernetes/kubelet.env",
+}
+LAYOUTS["kubeadm-flags"] = (kubeadm_flags_files(pause_image=False), "kubeadm", "kubelet", "/var/lib/kubelet")
+# One patch release per supported minor release: what each program says it is.
+VERSIONS = ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2")
+
+
+def released_node(tmp_path, layout, version, files=None):
+    """A drifted node of ``layout`` whose program (or MicroK8s' snap.yaml) says ``version``."""
+    from ansible_collections.nodeops.numa_drift.tests.support.programs import install_release  # pylint: disable=import-outside-toplevel
+
+    layout_files, _distribution, _service, root_dir = LAYOUTS[layout]
+    root = drifted_node(tmp_path, layout_files if files is None else files, kubelet_root_dir=root_dir)
+    install_release(root, layout, version)
+    return root

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checksum import v1_name_checksum
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_for_layout
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CHECKPOINT_FILE_NAME, CheckpointFields, Entries
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import NodeMemory, expected_machine_state
@@ -87,6 +90,28 @@ def recorded_checkpoint(
     state, _issues = expected_machine_state(boot.machine(), reserved, entries)
     fields = CheckpointFields(policy_name=policy, machine_state=state, entries=entries)
     return marshal_for_layout(fields, layout)
+
+
+# Checkpoints the supported releases disagree about (docs/modules.md, unsupported_layout): each is read by some
+# releases and refused by the others.
+DISAGREEING_DAMAGES = ("zero-legacy-checksum", "damaged-data", "v1-name-checksum")
+
+
+def with_checksum(raw: bytes, value: int) -> bytes:
+    """The legacy (inline) ``checksum`` of ``raw`` replaced by ``value``."""
+    return re.sub(rb'"checksum":[0-9]+', b'"checksum":%d' % value, raw, count=1)
+
+
+def disagreeing_checkpoint(boot: "Boot", pods: Mapping[str, Mapping[str, "Blocks"]], damage: str) -> bytes:
+    """The checkpoint kubelet wrote for ``boot`` and ``pods`` (1 GiB reserved per node), damaged the ``damage`` way
+    (:data:`DISAGREEING_DAMAGES`): a zero legacy checksum, a damaged V3 data part, the V1-name checksum."""
+    reserved = uniform_reserved(sorted(boot.mem_total_kb))
+    if damage == "damaged-data":
+        return recorded_checkpoint(boot, reserved, pods, "v3").replace(b'"dataChecksum":', b'"dataChecksum":1', 1)
+    raw = recorded_checkpoint(boot, reserved, pods)
+    if damage == "zero-legacy-checksum":
+        return with_checksum(raw, 0)
+    return with_checksum(raw, v1_name_checksum(inspect_checkpoint(raw).content))
 
 
 def kubelet_config(reserved: Mapping[int, Mapping[str, int]], policy: str = "Static") -> Dict[str, object]:

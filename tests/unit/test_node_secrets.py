@@ -32,6 +32,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import r
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
 from ansible_collections.nodeops.numa_drift.tests.support.distributions import LAYOUTS, drifted_node
 from ansible_collections.nodeops.numa_drift.tests.support.node_answer import answered, facts_of
+from ansible_collections.nodeops.numa_drift.tests.support.programs import PROGRAMS, install_program, install_release, said, version_script
 
 SAFETY_DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs", "safety.md")
 MARK = "SECRET-c4f1"
@@ -138,7 +139,14 @@ def inline_secrets(name: str, files: Dict[str, str]) -> Dict[str, str]:
 def layout_tree(tmp_path, name):
     files, _distribution, _service, root_dir = LAYOUTS[name]
     planted = dict(COMMON, **PLANTED.get(name, {}))
-    return drifted_node(str(tmp_path / "node"), dict(planted, **inline_secrets(name, files)), kubelet_root_dir=root_dir)
+    root = drifted_node(str(tmp_path / "node"), dict(planted, **inline_secrets(name, files)), kubelet_root_dir=root_dir)
+    # The program that runs kubelet, asked its version: it prints a planted secret on its second line (only the first
+    # line crosses). MicroK8s says its release in its snap.yaml.
+    install_release(root, name, "v1.35.4")
+    if name in PROGRAMS:
+        program = PROGRAMS[name]
+        install_program(root, program, version_script(said(program, "v1.35.4") + "%s-program-output-9e2d\n" % MARK))
+    return root
 
 
 def strings_of(value: Any) -> List[str]:
@@ -179,6 +187,7 @@ def test_no_planted_secret_crosses_and_the_verdict_is_kept(tmp_path, name):
     facts, reads = answered(root, facts_of("auto"))
     assert facts["verdict"] == "drift_within_bound", facts["causes"]
     assert facts["kubelet"]["distribution"] == LAYOUTS[name][1] and reads == 1
+    assert facts["kubelet"]["release"] == "1.35", facts["kubelet"]["release_source"]
 
 
 def crossing_files(root: str) -> List[str]:
@@ -188,14 +197,22 @@ def crossing_files(root: str) -> List[str]:
                   if any(field in records.get(how, {}) for how in ("text", "raw") for field in ("text", "data", "base64")))
 
 
+def programs_asked(root: str) -> List[str]:
+    """The node paths of the programs asked their version (the first line of their answer crosses)."""
+    answer = json.loads(what_crosses(root)["program"])["entries"]
+    return sorted(key for key, records in answer.items() if "output" in records.get("version", {}))
+
+
 def crossing_table(tmp_path) -> str:
     rows = []
     for name in sorted(LAYOUTS):
-        paths = [path for path in crossing_files(layout_tree(tmp_path / name, name))
-                 if not path.startswith(("/sys/", "/proc/"))]
-        rows.append("| %s | %s |" % (name, ", ".join("`%s`" % path for path in paths)))
-    return "\n".join(["| layout (tests/support/distributions.py) | files whose content crosses, besides sysfs and procfs |",
-                      "|---|---|"] + rows)
+        root = layout_tree(tmp_path / name, name)
+        paths = [path for path in crossing_files(root) if not path.startswith(("/sys/", "/proc/"))]
+        asked = programs_asked(root)
+        rows.append("| %s | %s | %s |" % (name, ", ".join("`%s`" % path for path in paths), ", ".join("`%s`" % path for path in asked) or "none"))
+    return "\n".join(["| layout (tests/support/distributions.py) | files whose content crosses, besides sysfs and procfs "
+                      "| programs asked their version (the first line of the answer crosses) |",
+                      "|---|---|---|"] + rows)
 
 
 def test_docs_safety_lists_what_crosses_per_distribution(tmp_path):

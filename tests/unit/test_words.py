@@ -22,7 +22,7 @@ USER_FACING = ("README.md", "galaxy.yml", "meta", "plugins", "roles", "playbooks
 OUTSIDE = re.compile(r"\.\./shared|shared/(notes|spec|vectors)|\bdesign\.md|\bspec (section |sections )?\d|\(spec\)", re.IGNORECASE)
 SUPPORTED = ("Tested against kubelet v1.34, v1.35, v1.36, v1.37 (kubelet's own memory-manager code at v1.34.4, v1.35.4,"
              " v1.36.3, v1.37.2 judges every verdict in CI; unmodified kubelet v1.34.4 and v1.37.2 binaries crash-loop and"
-             " are brought back in multi-NUMA QEMU guests)")
+             " are brought back in multi-NUMA QEMU guests, one of them across an upgrade from v1.34.4 to v1.37.2)")
 
 
 def _files():

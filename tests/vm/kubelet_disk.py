@@ -157,6 +157,13 @@ def build_disk() -> str:
     return target
 
 
+def built_kubelets(releases: Sequence[str] = KUBELET_RELEASES) -> Dict[str, str]:
+    """``{release: binary}`` of the guests' kubelet (the disk and its binaries built when missing): the kubelet
+    judge's node trees hold them where their unit runs kubelet."""
+    build_disk()
+    return {release: kubelet_path(release) for release in releases}
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 0 when the disk is cached, 1 otherwise")

@@ -81,9 +81,28 @@ class CheckpointReport(Record, frozen=True):
         return "kubelet releases disagree about this file: %s accept it, %s refuse it" % (
             ", ".join(self.releases_accepting), ", ".join(self.releases_refusing))
 
-    def write_layout(self) -> Tuple[Optional[str], str]:
-        """docs/safety.md: the layout a repair writes (legacy or v3), or None and why it must refuse."""
-        return _write_layout(self)
+    def write_layout(self, era: Optional[str] = None) -> Tuple[Optional[str], str]:
+        """docs/safety.md: the layout a repair writes (legacy or v3), or None and why it must refuse. ``era``: the
+        reader of the kubelet that will start, when it is known: only its reading counts (else every era's)."""
+        why = self.unmodelled(era)
+        return (None, why) if why else self.layout_for(era)
+
+    def layout_for(self, era: Optional[str] = None) -> Tuple[Optional[str], str]:
+        """The layout a repair writes as far as kubelet's readers go (:meth:`write_layout` without :meth:`unmodelled`):
+        None when the kubelet that will start, or with ``era`` unknown some supported release, does not read it so."""
+        return _layout_for_era(self, era) if era else _write_layout(self)
+
+    def unmodelled(self, era: Optional[str] = None) -> Optional[str]:
+        """Why a file kubelet loads is still never rewritten, or None: kubelet did not write it (unknown or repeated
+        keys, null, non-canonical ids). Kubelet's decoder reads past them, so it matters only when the file must be
+        rewritten: kubelet starts with an in-sync one as it is."""
+        if self.irregularities:
+            return "the file is not kubelet output: " + "; ".join(self.irregularities[:5])
+        return None
+
+    def content_at(self, era: Optional[str]) -> Optional[CheckpointFields]:
+        """What kubelet of ``era`` restores: 1.37 the data section of a 1.37 file, an older kubelet the top level."""
+        return self.content if era in (None, ERA_137) else self.inline
 
 
 def _top_level_keys(tree: Any) -> Tuple[str, ...]:
@@ -255,6 +274,29 @@ def _write_layout(report: CheckpointReport) -> Tuple[Optional[str], str]:
     return layout, reason
 
 
+def _pod_entries(content: Optional[CheckpointFields]) -> Optional[str]:
+    """Pod-level entries: whether kubelet starts with them is not modelled, so no verdict is given on them."""
+    if _has_pod_entries(content):
+        return "the checkpoint has pod-level entries (podEntries), whose validation this version does not model"
+    return None
+
+
+def _layout_for_era(report: CheckpointReport, era: str) -> Tuple[Optional[str], str]:
+    """docs/safety.md: the layout a repair writes for the kubelet that will start, whose checkpoint reader is
+    ``era``: the state that reader restores, in 1.37's layout when the file is one (both parts written from it),
+    else in the legacy layout with a fresh legacy checksum, which every era reads (a zero checksum, a V1-name
+    checksum or a damaged data part the starting kubelet reads past is replaced by one that verifies)."""
+    result = report.eras[era]
+    if not result.accepted:
+        return None, "the kubelet that will start (%s) refuses the file: %s" % (", ".join(ERA_RELEASES[era]), result.error)
+    why = _pod_entries(report.content_at(era))
+    if why:
+        return None, why
+    if report.layout == "v3" and (era == ERA_137 or _inline_matches_data(report)):
+        return "v3", "1.37 layout kept: legacy inline part plus data and dataChecksum, both from the state kubelet restores"
+    return "legacy", "legacy layout with a fresh legacy checksum, read by kubelet %s (and by every era)" % ", ".join(ERA_RELEASES[era])
+
+
 def _layout_to_write(report: CheckpointReport) -> Tuple[Optional[str], str]:
     if report.layout in ("not-json", "too-large", "unverified") or not report.verified:
         return None, "no kubelet era accepts the file: %s" % (report.syntax_error or CORRUPTED)
@@ -262,10 +304,9 @@ def _layout_to_write(report: CheckpointReport) -> Tuple[Optional[str], str]:
         return None, "the checksum is 0: the content is unauthenticated and legacy kubelets reject it"
     if report.layout == "v3-broken":
         return None, "the V3 data section does not load (%s); kubelet 1.37 refuses it" % report.eras[ERA_137].error
-    if _has_pod_entries(report.content):
-        return None, "the checkpoint has pod-level entries (podEntries), whose validation this version does not model"
-    if report.irregularities:
-        return None, "the file is not kubelet output: " + "; ".join(report.irregularities[:5])
+    why = _pod_entries(report.content)
+    if why:
+        return None, why
     if report.layout == "v3":
         if not _inline_matches_data(report):
             return None, "the V3 inline part does not verify or differs from the data section"

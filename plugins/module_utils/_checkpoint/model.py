@@ -17,6 +17,7 @@ __all__ = [
     "CHECKPOINT_FILE_NAME",
     "ERAS",
     "ERA_RELEASES",
+    "era_at",
     "MAX_CHECKPOINT_BYTES",
     "MemoryTable",
     "NodeState",
@@ -44,6 +45,15 @@ ERA_RELEASES = {
     ERA_136_GATE_ON: ("1.36 with PodLevelResourceManagers",),
     ERA_137: ("1.37",),
 }
+
+
+def era_at(release: str, pod_level_resource_managers: bool = False) -> Optional[str]:
+    """The era whose reader kubelet ``release`` (``1.35``) runs (1.36: by its PodLevelResourceManagers gate), or None
+    for a release outside the supported ones."""
+    if release == "1.36":
+        return ERA_136_GATE_ON if pod_level_resource_managers else ERA_136_GATE_OFF
+    return next((era for era, releases in ERA_RELEASES.items() if release in releases), None)
+
 
 # JSON field names of each era's struct, in declaration order (memorymanager/state/checkpoint.go).
 LEGACY_KEYS = ("policyName", "machineState", "entries", "checksum")

@@ -25,7 +25,7 @@ import errno
 import functools
 import os
 import posixpath
-from typing import Any, Callable, Dict, List, Mapping, Optional, TypeVar
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import MAX_TEXT_BYTES, NodeFiles, node_join
 
@@ -40,6 +40,7 @@ _PRIMITIVES = {
     "text": {"text": str, "size": int, "withheld": str, "binary": bool, "undecodable": str, "errno": int, "error": str,
              "replaced": int},
     "raw": {"data": str, "base64": str, "size": int, "withheld": str, "errno": int, "error": str, "replaced": int},
+    "version": {"output": str, "rc": int, "identity": str, "errno": int, "error": str},
 }
 _KINDS = ("file", "dir", "link", "absent", "other", "error")
 
@@ -163,6 +164,9 @@ class AnsweredFiles(NodeFiles):
     def content(self, key: str, text: bool) -> Dict[str, Any]:
         return self._record(key, "text" if text else "raw")
 
+    def version(self, key: str, arguments: Sequence[str]) -> Dict[str, Any]:
+        return self._record(key, "version")
+
     # The engine's operations, each asked for whole when the answer lacks a part of it.
 
     @_asked("stat")
@@ -188,3 +192,7 @@ class AnsweredFiles(NodeFiles):
     @_asked("text")
     def read_text(self, node_path: str, limit: int = MAX_TEXT_BYTES) -> str:
         return NodeFiles.read_text(self, node_path, limit)
+
+    @_asked("version")
+    def program_version(self, node_path: str) -> Dict[str, Any]:
+        return NodeFiles.program_version(self, node_path)

@@ -16,6 +16,8 @@ NODE_OPTIONS_SPEC: Dict[str, Dict[str, Any]] = {
     "drift_bound": {"type": "str", "default": "auto"},
     "policy": {"type": "str"},
     "reserved_memory": {"type": "raw"},
+    "kubelet_release": {"type": "str"},
+    "untested_release": {"type": "str", "default": "refuse", "choices": ["refuse", "nearest"]},
 }
 # numa_drift_facts: the node options and how long the controller waits for the node reader (its action plugin).
 FACTS_OPTIONS_SPEC: Dict[str, Dict[str, Any]] = dict(NODE_OPTIONS_SPEC, read_timeout={"type": "int", "default": 120})

@@ -39,6 +39,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags 
     parse_kubelet_flags,
     split_args,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import read_release, rules_release
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import effective_reserved_memory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import NodeFiles, list_dir, node_join, read_node_text
@@ -52,6 +53,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.layers
     _Builder,
     defaulted_config_file,
     drift_tolerance,
+    effective_gates,
     kubelet_defaults,
     merge_dropin,
 )
@@ -178,20 +180,27 @@ def load_kubelet_settings(
     policy: Optional[str] = None,
     reserved_memory: Union[None, Mapping[Any, Any], Sequence[Any]] = None,
     launch: Optional[KubeletLaunch] = None,
+    kubelet_release: Optional[str] = None,
+    untested_release: str = "refuse",
 ) -> KubeletSettings:
-    """Kubelet's effective memory-manager settings on the node whose files are ``files``.
+    """Kubelet's effective memory-manager settings on the node whose files are ``files``, judged at the release of
+    the kubelet that will start.
 
     ``flags``: kubelet's command line given by the operator (then the discovered one is not
     used; the distribution and service are still reported). ``launch``: a discovery result
-    to use instead of discovering (tests, the kubelet stand-in).
+    to use instead of discovering (tests, the kubelet stand-in). ``kubelet_release``: the release, named by the
+    operator instead of asked of the node's program; ``untested_release``: ``nearest`` judges a release outside the
+    tested matrix by the nearest tested release's rules.
     """
     launch = launch or discover_kubelet(files)
+    release = read_release(files, launch.program, launch.release_metadata, kubelet_release)
+    judged_at = rules_release(release, untested_release)
     config_problems = list(launch.problems)
     if flags is not None:
         args, arg_problems = _explicit_args(flags)
     else:
         args, arg_problems = list(launch.args), []
-    parsed = parse_kubelet_flags([arg.value for arg in args], [arg.origin for arg in args])
+    parsed = parse_kubelet_flags([arg.value for arg in args], [arg.origin for arg in args], judged_at)
     explicit = any(value is not None for value in (kubelet_root_dir, config_path, config_dir, flags, policy, reserved_memory))
 
     builder = _Builder()
@@ -230,7 +239,7 @@ def load_kubelet_settings(
 
     _apply_layers(builder, layers)
     _apply_flags(builder, parsed)
-    builder.problems.extend(added_gate_problems(parsed.feature_gates, layers.document.get("featureGates")))
+    builder.problems.extend(added_gate_problems(judged_at, parsed.feature_gates, layers.document.get("featureGates")))
     _apply_overrides(builder, policy, reserved_memory)
     return KubeletSettings(
         policy=builder.policy,
@@ -250,4 +259,7 @@ def load_kubelet_settings(
         dropins=tuple(dropins),
         config_problems=tuple(config_problems),
         drift_tolerance=drift_tolerance(layers, parsed, builder.policy),
+        release=release,
+        rules_release=judged_at,
+        feature_gates=effective_gates(layers, parsed),
     )

@@ -43,6 +43,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.system
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappers import (
     _option_value,
     kubelet_args_of,
+    kubelet_program,
     runs_kubelet,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.launch import (
@@ -75,6 +76,8 @@ EXTRA_ARGS_FILES = ("/etc/default/kubelet", "/etc/sysconfig/kubelet")
 FLAG_VARIABLES = ("KUBELET_KUBEADM_ARGS", "KUBELET_EXTRA_ARGS")
 EKS_BOOTSTRAP = "/etc/eks/bootstrap.sh"
 DEFAULT_CONFIG = node_join(DEFAULT_ROOT_DIR, "config.yaml")
+# kubeadm's packages install kubelet here: the program asked its release when no unit names one.
+KUBEADM_PROGRAM = "/usr/bin/kubelet"
 
 # What discovery reads on a node (the node reader's plan, _probe.read_plan): kubelet.service (kubeadm, EKS, OpenShift,
 # Kubespray: the files its ExecStart and environment name are followed), kubeadm's files without a unit, the
@@ -86,6 +89,7 @@ DISCOVERY_READS: Tuple[Dict[str, Any], ...] = tuple(
         {"read": "{%s}" % ",".join((KUBEADM_FLAGS_FILE,) + EXTRA_ARGS_FILES), "follow": list(KUBELET_FOLLOWS)},
         {"read": DEFAULT_CONFIG},
         {"stat": EKS_BOOTSTRAP},
+        {"version": KUBEADM_PROGRAM},
         {"read": node_join(DEFAULT_ROOT_DIR, STATE_FILE_NAME), "raw": True},
     ]
 ) + WRAPPED_READS
@@ -120,15 +124,17 @@ def _kubelet_unit(files: NodeFiles) -> Optional[KubeletLaunch]:
         return None
     if not service.problems and not runs_kubelet(service.command):
         # A kubelet.service whose ExecStart is some other program (a site wrapper, a stand-in):
-        # its argv cannot be read, so kubeadm's files decide, as on a node without a unit.
+        # its argv cannot be read, so kubeadm's files decide, as on a node without a unit. Its program is not one
+        # that says kubelet's release: the release stays unknown, and says so.
         fallback = _kubeadm_without_unit(files)
         return KubeletLaunch(
             fallback.distribution, "kubelet", fallback.args, tuple(_service_sources(service)) + fallback.sources,
-            fallback.problems, default_config=fallback.default_config, found=fallback.found,
+            fallback.problems, default_config=fallback.default_config, found=fallback.found, program=kubelet_program(service.command),
         )
     args = kubelet_args_of(service.command)
     return KubeletLaunch(
-        _systemd_distribution(service, args, files), "kubelet", tuple(args), tuple(_service_sources(service)), service.problems
+        _systemd_distribution(service, args, files), "kubelet", tuple(args), tuple(_service_sources(service)), service.problems,
+        program=kubelet_program(service.command),
     )
 
 
@@ -148,7 +154,7 @@ def _kubeadm_without_unit(files: NodeFiles) -> KubeletLaunch:
         names = [name for name in FLAG_VARIABLES if name in found]
         if names:
             sources.append(node_path)
-        variables.update((name, Arg(found[name], "%s from %s" % (name, node_path))) for name in names)
+        variables.update((name, Arg(found[name].value, "%s from %s" % (name, found[name].origin))) for name in names)
     for name in FLAG_VARIABLES:
         if name in variables:
             args.extend(Arg(word, variables[name].origin) for word in variables[name].value.split())
@@ -160,6 +166,7 @@ def _kubeadm_without_unit(files: NodeFiles) -> KubeletLaunch:
         tuple(args),
         tuple(sources),
         tuple(problems),
+        program=KUBEADM_PROGRAM if files.exists(KUBEADM_PROGRAM) else None,
         default_config=default_config,
         found=found,
     )

@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kubelet's command line: the memory-related flags as pflag and component-base parse them, the flags
-and feature gates the supported releases disagree about, and splitting a command line into words.
+and feature gates that differ by release (judged at the release of the kubelet that will start, or at every
+supported release when it is unknown: ``_kubelet.release``), and splitting a command line into words.
 
 Pure functions, stdlib only, Python >= 3.9. Nothing here raises on bad input: a flag kubelet
 would refuse becomes a problem string in kubelet's words.
@@ -15,11 +16,11 @@ import shlex
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import parse_reserved_memory_flag
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import UNKNOWN, KubeletRelease, release_key, split_releases
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import STATE_FILE_NAME, KubeletFlags, go_quote
 
 __all__ = [
     "REMOVED_FLAGS",
-    "SUPPORTED_RELEASES",
     "ADDED_GATES",
     "parse_key_value_flag",
     "parse_eviction_hard_flag",
@@ -107,55 +108,56 @@ def _flag_name(arg: str) -> Tuple[str, str, str]:
     return name.replace("_", "-"), equals, value
 
 
-# Flags some supported kubelet releases no longer know: name -> the first release without it. pflag fails
-# at once ("unknown flag"), so the releases disagree about such a command line.
+# Flags some supported kubelet releases no longer know: name -> the first release without it. pflag fails at once
+# (kubelet 1.35+: "failed to parse kubelet flag: unknown flag: --pod-infra-container-image", kubernetes#133779).
 REMOVED_FLAGS = {"pod-infra-container-image": "1.35"}
-
-
-SUPPORTED_RELEASES = ("1.34", "1.35", "1.36", "1.37")
-
-
-def _split_releases(first: str) -> Tuple[List[str], List[str]]:
-    """The supported releases before ``first`` and from ``first`` on (``1.36`` -> 1.34, 1.35 | 1.36, 1.37)."""
-    threshold = tuple(map(int, first.split(".")))
-    later = [release for release in SUPPORTED_RELEASES if tuple(map(int, release.split("."))) >= threshold]
-    return [release for release in SUPPORTED_RELEASES if release not in later], later
-
-
-def _releases_disagree(what: str, accepting: List[str], refusing: List[str]) -> str:
-    return "%s (kubelet releases disagree: %s accept it, %s refuse to start with it)" % (what, ", ".join(accepting), ", ".join(refusing))
-
-
-def _removed_flag_problem(name: str) -> Optional[str]:
-    removed_in = REMOVED_FLAGS.get(name)
-    if removed_in is None:
-        return None
-    accepting, refusing = _split_releases(removed_in)
-    return _releases_disagree("unknown flag: --%s" % name, accepting, refusing)
-
-
-# Feature gates some supported kubelet releases do not know yet: name -> the first release that knows it.
-# Kubelet refuses a gate it does not know, from its command line or its configuration file ("unrecognized
-# feature gate"; v1.34 and v1.35 panic while defaulting the file), so the releases disagree about it.
+# Feature gates some supported kubelet releases do not know yet: name -> the first release that knows it. Kubelet
+# refuses a gate it does not know, from its command line or its configuration file ("unrecognized feature gate";
+# v1.34 and v1.35 panic while defaulting the file).
 ADDED_GATES = {"PodLevelResourceManagers": "1.36"}
 
 
-def added_gate_problems(*gate_maps: object) -> List[str]:
-    """A problem for each gate of ``ADDED_GATES`` named (on or off) in the ``featureGates`` maps given."""
+def _releases_disagree(what: str, accepting: Sequence[str], refusing: Sequence[str]) -> str:
+    return "%s (kubelet releases disagree: %s accept it, %s refuse to start with it)" % (what, ", ".join(accepting), ", ".join(refusing))
+
+
+def _removed_flag_problem(name: str, origin: str, release: KubeletRelease) -> Optional[str]:
+    """Kubelet's words for a flag its release no longer knows, with the file to fix; all releases' when unknown."""
+    removed_in = REMOVED_FLAGS.get(name)
+    if removed_in is None:
+        return None
+    accepting, refusing = split_releases(removed_in)
+    if not release.known:
+        return _releases_disagree("unknown flag: --%s" % name, accepting, refusing)
+    if release_key(release.release) < release_key(removed_in):
+        return None
+    return "failed to parse kubelet flag: unknown flag: --%s (%s has no such flag since %s; remove it where it is set: %s)" % (
+        name, release.name, removed_in, origin)
+
+
+def added_gate_problems(release: KubeletRelease, *gate_maps: object) -> List[str]:
+    """A problem for each gate of ``ADDED_GATES`` named (on or off) in the ``featureGates`` maps given that the
+    release does not know yet; every release's view when it is unknown."""
     named = [name for gates in gate_maps if isinstance(gates, Mapping) for name in gates if name in ADDED_GATES]
     problems = []
     for name in dict.fromkeys(named):
-        refusing, accepting = _split_releases(ADDED_GATES[name])
-        problems.append(_releases_disagree("unrecognized feature gate: %s" % name, accepting, refusing))
+        refusing, accepting = split_releases(ADDED_GATES[name])
+        if not release.known:
+            problems.append(_releases_disagree("unrecognized feature gate: %s" % name, accepting, refusing))
+        elif release_key(release.release) < release_key(ADDED_GATES[name]):
+            problems.append("unrecognized feature gate: %s (%s does not know it: it came in %s)" % (name, release.name, ADDED_GATES[name]))
     return problems
 
 
-def _flag_name_and_value(args: Sequence[str], index: int) -> Tuple[Optional[str], Optional[str], int, Optional[str]]:
+def _flag_name_and_value(args: Sequence[str], index: int, origin: str,
+                         release: KubeletRelease) -> Tuple[Optional[str], Optional[str], int, Optional[str]]:
     """``(name, value, next index, problem)`` for the flag at ``args[index]`` (pflag long-flag rules)."""
     name, equals, value = _flag_name(args[index])
-    removed = _removed_flag_problem(name)
+    removed = _removed_flag_problem(name, origin, release)
     if removed:
         return None, None, index + (1 if equals or index + 1 >= len(args) else 2), removed
+    if name in REMOVED_FLAGS:
+        return None, None, index + (1 if equals or index + 1 >= len(args) else 2), None
     if name not in _VALUE_FLAGS:
         return None, None, index + 1, None
     if equals:
@@ -165,7 +167,7 @@ def _flag_name_and_value(args: Sequence[str], index: int) -> Tuple[Optional[str]
     return name, args[index + 1], index + 2, None
 
 
-def parse_kubelet_flags(args: Sequence[str], origins: Optional[Sequence[str]] = None) -> KubeletFlags:
+def parse_kubelet_flags(args: Sequence[str], origins: Optional[Sequence[str]] = None, release: KubeletRelease = UNKNOWN) -> KubeletFlags:
     """The memory-related flags of a kubelet command line; other flags are ignored.
 
     Scalar flags: the last one wins. ``--reserved-memory``: every occurrence appends.
@@ -185,7 +187,8 @@ def parse_kubelet_flags(args: Sequence[str], origins: Optional[Sequence[str]] = 
         if not arg.startswith("--"):
             index += 1
             continue
-        name, value, index, problem = _flag_name_and_value(args, index)
+        origin = origins[start] if origins and start < len(origins) else "the command line"
+        name, value, index, problem = _flag_name_and_value(args, index, origin, release)
         if problem:
             problems.append(problem)
         if name is None or value is None:
@@ -195,7 +198,6 @@ def parse_kubelet_flags(args: Sequence[str], origins: Optional[Sequence[str]] = 
         except ValueError as error:
             problems.append("invalid argument %s for %s flag: %s" % (go_quote(value), go_quote("--" + name), error))
             continue
-        origin = origins[start] if origins and start < len(origins) else "the command line"
         flag_origins[name] = "flag --%s (%s)" % (name, origin)
     return KubeletFlags(
         root_dir=values.get("root-dir"),

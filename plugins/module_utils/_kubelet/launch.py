@@ -41,6 +41,8 @@ class KubeletLaunch(Record, frozen=True):
     a wrapper copies there at its next start (k3s/RKE2 ``config=`` and ``config-dir=``).
     ``default_config``: the config file to read when the command line names none (kubeadm
     without a unit: ``<root dir>/config.yaml``). ``problems`` leave kubelet's configuration unknown.
+    ``program``: the binary the service runs kubelet with (kubelet itself, or the k3s, RKE2 or k0s binary that
+    carries it), asked its release; ``release_metadata``: a file that says the release instead (MicroK8s' snap).
     """
 
     distribution: str
@@ -52,6 +54,8 @@ class KubeletLaunch(Record, frozen=True):
     default_config: Optional[str] = None
     found: bool = True
     notes: Tuple[str, ...] = ()
+    program: Optional[str] = None
+    release_metadata: Optional[str] = None
 
 
 def service_reads(units: Sequence[str], follow: Sequence[str]) -> List[Dict[str, Any]]:
@@ -60,7 +64,7 @@ def service_reads(units: Sequence[str], follow: Sequence[str]) -> List[Dict[str,
     followed with ``follow`` (the profile's own follows) besides the environment files."""
     names = ",".join(unit + ".service" for unit in units)
     directories = ",".join(UNIT_DIRS)
-    follows = ["environment-file"] + list(follow)
+    follows = ["environment-file", "exec-program"] + list(follow)
     return [
         {"read": "{%s}/{%s}" % (directories, names), "follow": follows},
         {"list": "{%s}/{%s}.d" % (directories, names), "entries": ["*.conf"], "follow": follows},

@@ -39,6 +39,7 @@ __all__ = [
     "defaulted_config_file",
     "merge_dropin",
     "drift_tolerance",
+    "effective_gates",
 ]
 
 
@@ -202,16 +203,21 @@ def _apply_overrides(builder: _Builder, policy: object, reserved_memory: object)
         builder.field_sources["reserved_memory"] = "option reserved_memory"
 
 
-def drift_tolerance(layers: ConfigLayers, flags: KubeletFlags, policy: str) -> Optional[str]:
-    """KEP-6232: the tolerance kubelet applies itself, or ``None`` (gate off, option ``off``, not Static).
-
-    The gate is read with the command line's gates below the config's; the option defaults
-    to ``auto`` (kubernetes#142121: "auto (default)").
-    """
+def effective_gates(layers: ConfigLayers, flags: KubeletFlags) -> Dict[str, bool]:
+    """Kubelet's feature gates: the command line's below the configuration's (kubelet-config-file docs)."""
     gates = dict(flags.feature_gates or {})
     config_gates = layers.document.get("featureGates")
     if isinstance(config_gates, Mapping):
         gates.update((key, value) for key, value in config_gates.items() if isinstance(value, bool))
+    return gates
+
+
+def drift_tolerance(layers: ConfigLayers, flags: KubeletFlags, policy: str) -> Optional[str]:
+    """KEP-6232: the tolerance kubelet applies itself, or ``None`` (gate off, option ``off``, not Static).
+
+    The option defaults to ``auto`` (kubernetes#142121: "auto (default)").
+    """
+    gates = effective_gates(layers, flags)
     if gates.get(DRIFT_TOLERANCE_GATE) is not True or policy != POLICY_STATIC:
         return None
     options = layers.document.get("memoryManagerPolicyOptions")

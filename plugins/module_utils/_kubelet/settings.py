@@ -21,6 +21,7 @@ from typing import Dict, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import ByteQuantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import UNKNOWN, KubeletRelease
 
 __all__ = [
     "POLICY_NONE",
@@ -113,7 +114,10 @@ class KubeletSettings(Record, frozen=True):
     ``config_problems``: kubelet's configuration could not be found or read (verdict
     ``kubelet_config_unknown``); ``problems``: values kubelet would reject (``reserved_changed``).
     ``drift_tolerance``: KEP-6232's ``memory-drift-tolerance`` when kubelet has it on (gate on and
-    the option not ``off``), else ``None``.
+    the option not ``off``), else ``None``. ``release``: the kubelet that will start (``_kubelet.release``);
+    ``rules_release``: the release whose rules judge the node (that one when it is tested, the nearest tested one
+    when the operator allows it, unknown otherwise: then every supported release's rules). ``feature_gates``: the
+    effective gates (the command line's below the configuration's).
     """
 
     policy: str
@@ -133,3 +137,6 @@ class KubeletSettings(Record, frozen=True):
     dropins: Tuple[str, ...] = ()
     config_problems: Tuple[str, ...] = ()
     drift_tolerance: Optional[str] = None
+    release: KubeletRelease = UNKNOWN
+    rules_release: KubeletRelease = UNKNOWN
+    feature_gates: Dict[str, bool] = factory(dict)

@@ -39,7 +39,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfi
     Arg,
     expand_command,
     expand_specifiers,
-    parse_env_file,
+    parse_env_lines,
     parse_environment_assignments,
     parse_unit_lines,
     split_words,
@@ -71,6 +71,9 @@ UNIT_DIRS = (
 UNIT_FOLLOWS: Dict[str, Dict[str, Any]] = {
     "environment-file": {"pattern": r"^[ \t]*EnvironmentFile[ \t]*=[ \t]*-?[ \t]*(/\S+)", "unit_specifiers": True,
                          "then": [{"read": "{}"}]},
+    # The program an ExecStart= runs kubelet with (after OpenShift's kubenswrapper): asked its release.
+    "exec-program": {"pattern": r"^[ \t]*ExecStart[ \t]*=[ \t]*[-@:+!]*(?:\S*/kubenswrapper[ \t]+)?(/[^\s\"';]*/(?:kubelet|k3s|rke2|k0s))(?=[\s\"';]|$)",
+                     "then": [{"version": "{}"}]},
 }
 
 
@@ -152,7 +155,7 @@ class _ServiceBuilder:
             return
         if words:
             words[0] = words[0].lstrip("-@:+!")
-        self.exec_start = (words, "ExecStart of " + where.rsplit(":", 1)[0])
+        self.exec_start = (words, "ExecStart of " + where)
 
     def _environment(self, value: str, where: str) -> None:
         if not value:
@@ -160,17 +163,19 @@ class _ServiceBuilder:
             return
         assignments, problems = parse_environment_assignments(value)
         self.problems.extend("%s: Environment: %s" % (where, problem) for problem in problems if "unterminated" in problem)
-        self.environment.extend((key, item, where.rsplit(":", 1)[0]) for key, item in assignments)
+        self.environment.extend((key, item, where) for key, item in assignments)
 
 
-def read_env_file(files: NodeFiles, node_path: str) -> Tuple[Optional[Dict[str, str]], List[str], bool]:
-    """``(variables, problems, exists)`` of an environment file; ``variables`` is ``None`` when it
-    cannot be read (then ``problems`` holds why). Every problem names the file."""
+def read_env_file(files: NodeFiles, node_path: str) -> Tuple[Optional[Dict[str, Arg]], List[str], bool]:
+    """``(variables, problems, exists)`` of an environment file, each variable with the line it is set on
+    (``/var/lib/kubelet/kubeadm-flags.env:1``: the line to fix); ``variables`` is ``None`` when it cannot be read
+    (then ``problems`` holds why). Every problem names the file."""
     text, problem, exists = read_node_text(files, node_path)
     if text is None:
         return None, [problem or node_path], exists
-    variables, problems = parse_env_file(text)
-    return variables, ["%s: %s" % (node_path, item) for item in problems], True
+    variables, problems = parse_env_lines(text)
+    return ({key: Arg(value, "%s:%d" % (node_path, line)) for key, (value, line) in variables.items()},
+            ["%s: %s" % (node_path, item) for item in problems], True)
 
 
 def _read_env_files(files: NodeFiles, env_files: Sequence[Tuple[str, str]], environment: Dict[str, Arg]) -> Tuple[List[str], List[str]]:
@@ -184,7 +189,7 @@ def _read_env_files(files: NodeFiles, env_files: Sequence[Tuple[str, str]], envi
                 problems.extend("%s: EnvironmentFile %s" % (where, problem) for problem in file_problems)
             continue
         problems.extend(file_problems)
-        environment.update((key, Arg(item, node_path)) for key, item in variables.items())
+        environment.update(variables)
         read.append(node_path)
     return read, problems
 

@@ -22,6 +22,7 @@ __all__ = [
     "split_words",
     "parse_environment_assignments",
     "parse_env_file",
+    "parse_env_lines",
     "expand_specifiers",
     "expand_command",
 ]
@@ -214,8 +215,14 @@ def parse_env_file(text: str) -> Tuple[Dict[str, str], List[str]]:
 
     Problems carry line numbers; a malformed line is skipped, an unterminated quote ends the file.
     """
+    variables, problems = parse_env_lines(text)
+    return {key: value for key, (value, _line) in variables.items()}, problems
+
+
+def parse_env_lines(text: str) -> Tuple[Dict[str, Tuple[str, int]], List[str]]:
+    """:func:`parse_env_file` with the line each assignment starts on: ``{KEY: (value, line)}``."""
     scanner = _EnvFileScanner(text)
-    variables: Dict[str, str] = {}
+    variables: Dict[str, Tuple[str, int]] = {}
     problems = []
     while scanner.peek():
         while scanner.peek() in (" ", "\t", "\n", "\r"):
@@ -243,7 +250,7 @@ def parse_env_file(text: str) -> Tuple[Dict[str, str], List[str]]:
         if problem:
             problems.append(problem)
             break
-        variables[key] = value
+        variables[key] = (value, line)
     return variables, problems
 
 

@@ -36,6 +36,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappe
     _option_values,
     bash_array_words,
     k0s_extra_args,
+    kubelet_program,
     merge_rancher_config,
     rancher_flag_only_kubelet_args,
     rancher_kubelet_args,
@@ -54,6 +55,7 @@ MICROK8S_DATA = "/var/snap/microk8s/current"
 MICROK8S_COMMON = "/var/snap/microk8s/common"
 MICROK8S_VARIABLES = {"SNAP": MICROK8S_SNAP, "SNAP_DATA": MICROK8S_DATA, "SNAP_COMMON": MICROK8S_COMMON}
 MICROK8S_ARGS = MICROK8S_DATA + "/args/kubelet"
+MICROK8S_METADATA = MICROK8S_SNAP + "/meta/snap.yaml"  # the snap's version: the Kubernetes release it carries
 MICROK8S_SERVICE = "snap.microk8s.daemon-kubelite"
 K0S_UNITS = ("k0sworker", "k0scontroller")
 K0S_DATA_DIR = "/var/lib/k0s"
@@ -110,7 +112,7 @@ def _rancher_reads(flavour: RancherFlavour) -> List[Dict[str, Any]]:
 
 
 WRAPPED_READS: Tuple[Dict[str, Any], ...] = tuple(
-    [{"read": MICROK8S_ARGS, "variables": MICROK8S_VARIABLES, "follow": list(KUBELET_FOLLOWS)}]
+    [{"read": MICROK8S_ARGS, "variables": MICROK8S_VARIABLES, "follow": list(KUBELET_FOLLOWS)}, {"read": MICROK8S_METADATA}]
     + service_reads(K0S_UNITS, _K0S_FOLLOW)
     + [{"read": K0S_RUN_CONFIG, "follow": []}] + filled(WRAPPED_FOLLOWS["k0s-data-dir"]["then"], K0S_DATA_DIR)
     + _rancher_reads(RKE2) + _rancher_reads(K3S)
@@ -135,11 +137,12 @@ def _microk8s(files: NodeFiles) -> Optional[KubeletLaunch]:
         return None
     text, problem, _exists = read_node_text(files, args_file)
     if text is None:
-        return KubeletLaunch("microk8s", MICROK8S_SERVICE, problems=(problem,), sources=(args_file,))
+        return KubeletLaunch("microk8s", MICROK8S_SERVICE, problems=(problem,), sources=(args_file,), release_metadata=MICROK8S_METADATA)
     words, error = bash_array_words(text, MICROK8S_VARIABLES)
     problems = ("%s: %s" % (args_file, error),) if error else ()
     return KubeletLaunch(
-        "microk8s", MICROK8S_SERVICE, tuple(Arg(word, args_file) for word in words), (args_file,), problems
+        "microk8s", MICROK8S_SERVICE, tuple(Arg(word, args_file) for word in words), (args_file,), problems,
+        release_metadata=MICROK8S_METADATA,
     )
 
 
@@ -166,7 +169,8 @@ def _k0s(files: NodeFiles) -> Optional[KubeletLaunch]:
         problems.append("%s: k0s controller without --enable-worker or --single runs no kubelet" % service.unit_path)
     extra = _option_value(words, ("--kubelet-extra-args",))  # a string flag: the last one counts
     args.extend(Arg(word, "--kubelet-extra-args of " + (service.unit_path or "")) for word in k0s_extra_args(extra or ""))
-    return KubeletLaunch("k0s", service.name[: -len(".service")], tuple(args), tuple(_service_sources(service)), tuple(problems))
+    return KubeletLaunch("k0s", service.name[: -len(".service")], tuple(args), tuple(_service_sources(service)), tuple(problems),
+                         program=kubelet_program(service.command))
 
 
 def _rancher_documents(files: NodeFiles, config_file: str) -> Tuple[List[Tuple[str, Dict[str, object]]], List[str], List[str]]:
@@ -223,4 +227,5 @@ def _rancher(files: NodeFiles, flavour: RancherFlavour) -> Optional[KubeletLaunc
         tuple(_service_sources(service) + sources),
         tuple(problems + arg_problems),
         tuple(redirects),
+        program=kubelet_program(service.command) if service else None,
     )

@@ -34,6 +34,14 @@ __all__ = [
 RANCHER_EVICTION_HARD = "imagefs.available<5%,nodefs.available<5%"
 
 
+def kubelet_program(command: Sequence[Arg]) -> Optional[str]:
+    """The kubelet binary a command line runs (after ``kubenswrapper`` too), else the program it runs (a site's
+    wrapper, never asked anything by that name), as an absolute node path; None for a relative one."""
+    named = [word.value for word in command if posixpath.basename(word.value) == "kubelet"]
+    program = named[0] if named else command[0].value if command else ""
+    return program if program.startswith("/") else None
+
+
 def kubelet_args_of(command: Sequence[Arg]) -> List[Arg]:
     """The words after the kubelet program (after ``kubenswrapper /usr/bin/kubelet`` too)."""
     for index, word in enumerate(command):

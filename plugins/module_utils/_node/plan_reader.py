@@ -13,10 +13,12 @@ directory crosses as its names only, and a followed path is read once (a memo), 
 
 A rule is a mapping: ``{"read": PATH}`` (text; ``"raw": true`` for sysfs, procfs and checkpoints),
 ``{"list": DIR, "entries": [GLOB...]}`` (names, and the text of the entries matching a glob; ``"nocase"``),
-``{"walk": DIR}`` (kubelet's ``--config-dir``: every ``*.conf`` down the tree, as ``filepath.WalkDir``) or
-``{"stat": PATH}`` (what is there). PATH may hold ``{a,b}`` alternatives and wildcards in its components
-(``"literal": true``: taken as written). ``"follow": [NAME...]``: the follows (``{"pattern": regex with one
-group, "then": [rules with {} for the path]}``) to apply to a text read by the rule.
+``{"walk": DIR}`` (kubelet's ``--config-dir``: every ``*.conf`` down the tree, as ``filepath.WalkDir``),
+``{"stat": PATH}`` (what is there) or ``{"version": PATH}`` (what the program that runs kubelet says of its
+release; not run again when it is the program the controller already knows, by its identity). PATH may hold
+``{a,b}`` alternatives and wildcards in its components (``"literal": true``: taken as written).
+``"follow": [NAME...]``: the follows (``{"pattern": regex with one group, "then": [rules with {} for the path]}``)
+to apply to a text read by the rule.
 
 The controller sends this file's text, with ``_common.node_files`` and ``_common.credentials``, to the node's
 Python on standard input (``plugins/plugin_utils/_snapshot.py``), else the ``__node_read`` module runs it:
@@ -35,7 +37,7 @@ TYPE_CHECKING = False  # the node reader imports no more than it runs: typing is
 if TYPE_CHECKING:
     from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import READ_LIMIT, HostFiles, NotTextError, node_join
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import READ_LIMIT, HostFiles, NotTextError, node_join, program_identity
 
 __all__ = ["read_plan", "followed_rules", "filled", "Recorder", "MAX_FOLLOW_DEPTH", "MAX_NESTING", "SENT_BYTES", "SECONDS"]
 
@@ -45,6 +47,7 @@ SENT_BYTES = 6 * 1024 * 1024  # file content and names in one answer: the checkp
 READ_BYTES = 256 * 1024 * 1024  # bytes read from the node's files for one answer (a zero-filled file crosses as its size)
 SECONDS = 20.0
 MAX_PATHS = 20000
+VERBS = ("read", "list", "walk", "stat", "version")
 WILDCARDS = re.compile(r"[*?\[]")
 ALTERNATIVES = re.compile(r"\{([^{}]*)\}")
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -62,8 +65,9 @@ def alternatives(pattern: str) -> List[str]:
 class Recorder(HostFiles):
     """:class:`HostFiles` that records every primitive it answers, per node path, within a budget."""
 
-    def __init__(self, root: str, seconds: float = SECONDS) -> None:
+    def __init__(self, root: str, seconds: float = SECONDS, known: Optional[Mapping[str, Mapping[str, Any]]] = None) -> None:
         super().__init__(root)
+        self.known = dict(known or {})
         self.entries: Dict[str, Dict[str, Dict[str, Any]]] = {}
         self.deadline = time.monotonic() + seconds
         self.seconds = seconds
@@ -96,6 +100,18 @@ class Recorder(HostFiles):
     def content(self, key: str, text: bool) -> Dict[str, Any]:
         return self._recorded(key, "text" if text else "raw", lambda: self._budgeted(HostFiles.content(self, key, text)))
 
+    def version(self, key: str, arguments: Sequence[str]) -> Dict[str, Any]:
+        return self._recorded(key, "version", lambda: self._known_version(key) or HostFiles.version(self, key, arguments))
+
+    def _known_version(self, key: str) -> Optional[Dict[str, Any]]:
+        """What the controller already knows this program says, when it is the same program (its identity)."""
+        known = self.known.get(key)
+        try:
+            same = isinstance(known, dict) and known.get("identity") == program_identity(self.host(key))
+        except OSError:
+            return None
+        return {name: known[name] for name in ("output", "rc", "identity") if name in known} if same else None
+
     def _budgeted(self, found: Dict[str, Any]) -> Dict[str, Any]:
         sent = sum(len(found.get(name, "")) for name in ("text", "data", "base64", "names"))
         self.read_left -= int(found.get("size", 0))
@@ -114,7 +130,7 @@ class Walker(object):
         self.done: set = set()
 
     def run(self, rule: Mapping[str, Any], depth: int = 0) -> None:
-        verb = next((name for name in ("read", "list", "walk", "stat") if name in rule), None)
+        verb = next((name for name in VERBS if name in rule), None)
         if verb is None or depth > MAX_FOLLOW_DEPTH:
             return
         pattern = str(rule[verb])
@@ -182,6 +198,12 @@ class Walker(object):
     def _stat(self, rule: Mapping[str, Any], path: str, depth: int) -> None:
         self.files.kind(path)
 
+    def _version(self, rule: Mapping[str, Any], path: str, depth: int) -> None:
+        try:
+            self.files.program_version(path)
+        except OSError:
+            return  # recorded as it is
+
     def _follow(self, rule: Mapping[str, Any], path: str, text: str, depth: int) -> None:
         """The paths ``text`` names that the rule's follows read next."""
         for followed in followed_rules(self.follows, rule.get("follow", ()), text, path, rule.get("variables")):
@@ -224,7 +246,7 @@ def filled(templates: Iterable[Mapping[str, Any]], path: str, follow: Iterable[s
     rules = []
     for template in templates:
         rule = dict(template)
-        for verb in ("read", "list", "walk", "stat"):
+        for verb in VERBS:
             if verb in rule:
                 rule[verb] = node_join(str(rule[verb]).replace("{}", path))
         rule.setdefault("follow", list(follow))
@@ -252,9 +274,10 @@ def _unit_of(path: str) -> str:
 
 
 def read_plan(root: str, plan: Sequence[Mapping[str, Any]], follows: Optional[Mapping[str, Mapping[str, Any]]] = None,
-              seconds: float = SECONDS) -> Dict[str, Dict[str, Dict[str, Any]]]:
-    """What every rule of ``plan`` meets on the node under ``root``: ``{node path: {primitive: record}}``."""
-    files = Recorder(root, seconds)
+              seconds: float = SECONDS, known: Optional[Mapping[str, Mapping[str, Any]]] = None) -> Dict[str, Dict[str, Dict[str, Any]]]:
+    """What every rule of ``plan`` meets on the node under ``root``: ``{node path: {primitive: record}}``; ``known``:
+    what the controller already knows programs say of their release (``{node path: version record}``)."""
+    files = Recorder(root, seconds, known)
     walker = Walker(files, follows or {})
     for rule in plan:
         walker.run(rule)

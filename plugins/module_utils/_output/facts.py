@@ -144,6 +144,10 @@ def kubelet_view(settings: KubeletSettings) -> Dict[str, Any]:
         "eviction_hard_memory": settings.eviction_hard_memory,
         "drift_tolerance": settings.drift_tolerance,
         "problems": list(settings.config_problems) + list(settings.problems),
+        "release": settings.release.release,
+        "version": settings.release.version,
+        "release_source": settings.release.source,
+        "rules_release": settings.rules_release.release,
     }
 
 

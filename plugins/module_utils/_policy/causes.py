@@ -85,11 +85,15 @@ def _node_drifts(stored: NodeMap, expected: NodeMap, node: NodeFacts) -> Tuple[N
     )
 
 
-def _layout_causes(report: CheckpointReport) -> List[Cause]:
+def _layout_causes(report: CheckpointReport, era: Optional[str] = None, release: str = "") -> List[Cause]:
+    """What the checkpoint's layout means: for the kubelet that will start (``era``, named ``release``) when it is
+    known, else for every supported release (a file they disagree about is never rewritten)."""
+    if era is not None and not report.eras[era].accepted:
+        return [Cause("corrupt", "%s does not load the checkpoint: %s" % (release, report.eras[era].error))]
     if not report.verified:
         errors = sorted({result.error for result in report.eras.values() if result.error})
         return [Cause("corrupt", "no kubelet era loads the checkpoint: " + "; ".join(errors))]
-    layout, reason = report.write_layout()
+    layout, reason = report.layout_for(era)
     return [] if layout else [Cause("unsupported_layout", reason)]
 
 

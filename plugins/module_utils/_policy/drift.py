@@ -22,7 +22,9 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.mod
     CheckpointFields,
     ERAS,
     NodeMap,
+    era_at,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.causes import (
     Cause,
@@ -36,7 +38,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes, parse_quantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, TOLERATED, VERDICTS, remediate_advice
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, TOLERATED, UNTESTED, VERDICTS, remediate_advice
 
 __all__ = [
     "RepairPlan",
@@ -54,6 +56,9 @@ _ADVICE = {
     "kubelet_config_rejected": "nothing was touched, and deleting the checkpoint would not help: kubelet refuses "
     "this configuration whatever the checkpoint holds; fix the value named in the causes in kubelet's configuration, "
     "restart kubelet, then probe again",
+    "kubelet_release_untested": "nothing was touched: this kubelet's release is outside the tested ones (1.34 to 1.37); "
+    "upgrade or downgrade kubelet to a tested release, or allow the nearest tested release's rules with "
+    "untested_release=nearest, then probe again",
     "kubelet_tolerates": "nothing to do: kubelet tolerates this drift itself (KEP-6232 memory-drift-tolerance)",
     "no_checkpoint": "nothing to do: kubelet writes a fresh checkpoint at start",
     "in_sync": "nothing to do: kubelet starts with this checkpoint",
@@ -114,9 +119,15 @@ def _first_verdict(causes: List[Cause]) -> str:
     return min((cause.verdict for cause in causes), key=VERDICTS.index)
 
 
-def _plan(report: CheckpointReport, expected: NodeMap) -> RepairPlan:
-    content = report.content
-    layout, _reason = report.write_layout()
+def _era(settings: KubeletSettings) -> Optional[str]:
+    """The checkpoint reader of the kubelet whose rules judge the node, or None (every supported release's)."""
+    release = settings.rules_release.release
+    return era_at(release, settings.feature_gates.get("PodLevelResourceManagers", False)) if release else None
+
+
+def _plan(report: CheckpointReport, expected: NodeMap, era: Optional[str]) -> RepairPlan:
+    content = report.content_at(era)
+    layout, _reason = report.write_layout(era)
     fields = CheckpointFields(policy_name=content.policy_name, machine_state=expected, entries=content.entries)
     return RepairPlan(layout, fields, marshal_for_layout(fields, layout))
 
@@ -132,8 +143,9 @@ def _config_unknown(settings: KubeletSettings, bound: Optional[int], source: str
 def _judge(
     report: CheckpointReport, node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
 ) -> Tuple[List[Cause], Tuple[NodeDrift, ...], NodeMap]:
-    content = report.content
-    causes = _layout_causes(report) + _policy_causes(content, settings)
+    era = _era(settings)
+    content = report.content_at(era)
+    causes = _layout_causes(report, era, settings.rules_release.name) + _policy_causes(content, settings)
     nodes: Tuple[NodeDrift, ...] = ()
     expected: NodeMap = {}
     if settings.policy in VALIDATED_POLICIES and content.policy_name == settings.policy:
@@ -164,6 +176,13 @@ def assess(
     unknown = _config_unknown(settings, bound, source)
     if unknown:
         return unknown
+    if settings.release.known and not settings.rules_release.known:
+        # A release outside the tested matrix: kubelet's own code never judged its rules here; nothing is written.
+        found = _assess_checkpoint(raw, node, settings, bound, source)
+        cause = Cause(UNTESTED, "%s (%s) is outside the releases this collection is tested with (%s to %s): nothing is written; "
+                      "untested_release=nearest judges it by the nearest tested release's rules"
+                      % (settings.release.name, settings.release.source, SUPPORTED_RELEASES[0], SUPPORTED_RELEASES[-1]))
+        return Assessment(UNTESTED, (cause,) + found.causes, bound, source, found.nodes, found.report, None)
     rejections = _config_rejections(node, settings)
     if rejections:
         # Kubelet stops before it reads the checkpoint; what the file would meet is listed after.
@@ -179,8 +198,9 @@ def _assess_checkpoint(
     if raw is None:
         return Assessment("no_checkpoint", (Cause("no_checkpoint", CHECKPOINT_FILE_NAME + " does not exist"),), bound, source, (), None, None)
     report = inspect_checkpoint(raw)
-    if not report.verified:
-        return Assessment("corrupt", tuple(_layout_causes(report)), bound, source, (), report, None)
+    era = _era(settings)
+    if not report.verified or (era is not None and not report.eras[era].accepted):
+        return Assessment("corrupt", tuple(_layout_causes(report, era, settings.rules_release.name)), bound, source, (), report, None)
     if settings.drift_tolerance is not None:
         # KEP-6232 on: kubelet_tolerates stands where drift_within_bound would, judged with kubelet's bound.
         own_bound, own_source = kubelet_bound(settings, node)
@@ -189,7 +209,11 @@ def _assess_checkpoint(
             return Assessment(TOLERATED, tuple(_tolerated(causes)), own_bound, own_source, nodes, report, None)
     causes, nodes, expected = _judge(report, node, settings, bound, source)
     verdict = _first_verdict(causes)
-    plan = _plan(report, expected) if verdict == REPAIRABLE else None
+    unmodelled = report.unmodelled(era) if verdict == REPAIRABLE else None
+    if unmodelled:
+        # Kubelet reads past what it did not write (it starts with an in-sync file as it is); a rewrite is refused.
+        causes, verdict = [Cause("unsupported_layout", unmodelled)] + causes, "unsupported_layout"
+    plan = _plan(report, expected, era) if verdict == REPAIRABLE else None
     return Assessment(verdict, tuple(causes), bound, source, nodes, report, plan)
 
 

@@ -11,6 +11,7 @@ __all__ = [
     "VERDICTS",
     "REPAIRABLE",
     "TOLERATED",
+    "UNTESTED",
     "NOTHING_TO_DO",
     "REMEDIATE_PLAYBOOK",
     "remediate_advice",
@@ -18,6 +19,7 @@ __all__ = [
 
 VERDICTS = (
     "kubelet_config_unknown",
+    "kubelet_release_untested",
     "kubelet_config_rejected",
     "no_checkpoint",
     "corrupt",
@@ -35,6 +37,7 @@ VERDICTS = (
 )
 REPAIRABLE = "drift_within_bound"
 TOLERATED = "kubelet_tolerates"
+UNTESTED = "kubelet_release_untested"
 NOTHING_TO_DO = ("in_sync", "no_checkpoint", TOLERATED)
 
 REMEDIATE_PLAYBOOK = "nodeops.numa_drift.remediate"

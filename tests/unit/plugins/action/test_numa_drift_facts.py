@@ -28,6 +28,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import pl
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
+from ansible_collections.nodeops.numa_drift.tests.support.programs import install_program, said, version_script
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     guaranteed_pods,
     two_node_boot,
@@ -52,7 +53,7 @@ class Node(object):
     def execute_module(self, module_name, module_args, task_vars, wrap_async=False):
         assert module_name == action.READER
         self.runs.append("module")
-        entries = plan_reader.read_plan(module_args["root"], module_args["plan"], module_args["follows"])
+        entries = plan_reader.read_plan(module_args["root"], module_args["plan"], module_args["follows"], known=module_args.get("known"))
         return json.loads(json.dumps({"changed": False, "entries": entries, "ansible_facts": self.module_facts}))
 
     def execute_command(self, cmd, sudoable=True, in_data=None):
@@ -165,7 +166,7 @@ def test_the_program_runs_under_the_modules_interpreter_and_environment(tmp_path
     expected = probed(root)
     expected["advice"] = result["numa_drift"]["advice"]
     assert runs == ["program"] and result["numa_drift"] == expected
-    assert node.commands == ["LANG=C.UTF-8 %s" % interpreter] and node.sudoable == [True]  # with the task's become
+    assert node.commands == ["LANG=C.UTF-8 %s -S" % interpreter] and node.sudoable == [True]  # with the task's become
 
 
 def test_the_program_never_imports_from_the_directory_it_starts_in(tmp_path):
@@ -218,7 +219,7 @@ def test_a_delegated_task_runs_the_reader_under_the_delegated_hosts_python(tmp_p
     delegated = {"ansible_delegated_vars": {"jump-1": {"ansible_python_interpreter": node.interpreter}},
                  "ansible_python_interpreter": "/nonexistent/python"}
     result, runs = run(root, task_vars=delegated, node=node, delegate_to="jump-1")
-    assert runs == ["program"] and node.commands == ["LANG=C.UTF-8 %s" % node.interpreter]
+    assert runs == ["program"] and node.commands == ["LANG=C.UTF-8 %s -S" % node.interpreter]
     assert result["numa_drift"]["verdict"] == "drift_within_bound"
 
 
@@ -326,3 +327,60 @@ def test_a_node_that_keeps_answering_less_than_was_asked_fails_after_the_last_re
     result, runs = run(drifted(tmp_path))
     assert len(runs) == action.MAX_ROUNDS and result["failed"] is True
     assert result["msg"].startswith("the node's answers still lack what the probe reads after %d reads" % action.MAX_ROUNDS)
+
+
+# --- the release of the kubelet that will start ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pipelining", [True, False], ids=["program on stdin", "module"])
+def test_the_kubelet_program_is_asked_its_release_once_then_known_by_its_identity(tmp_path, pipelining):
+    root = drifted(tmp_path)
+    marker = tmp_path / "asked"
+    install_program(root, "/usr/bin/kubelet", version_script(said("kubelet", "v1.35.4"), marker=str(marker)))
+    result, runs = run(root, pipelining=pipelining)
+    assert len(runs) == 1 and marker.read_text().splitlines() == ["--version"]
+    kubelet = result["numa_drift"]["kubelet"]
+    assert (kubelet["version"], kubelet["release_source"]) == ("v1.35.4", "/usr/bin/kubelet --version: Kubernetes v1.35.4")
+    remembered = result["ansible_facts"][action.VERSIONS_FACT]
+    status = os.stat(os.path.join(root, "usr/bin/kubelet"))
+    identity = "%d:%d:%d:%d" % (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+    assert remembered == {"/usr/bin/kubelet": {"identity": identity, "output": "v1.35.4", "rc": 0}}
+    # Known by its identity: not run again, the same release (the remembered version string is what crosses back).
+    again, runs = run(root, task_vars={action.VERSIONS_FACT: remembered}, pipelining=pipelining)
+    assert len(runs) == 1 and marker.read_text().splitlines() == ["--version"]
+    assert again["numa_drift"]["kubelet"]["version"] == "v1.35.4" and "ansible_facts" not in again
+    # An upgraded package is another file: asked again, and the new release remembered.
+    install_program(root, "/usr/bin/kubelet", version_script(said("kubelet", "v1.37.2") + "\n", marker=str(marker)))
+    upgraded, runs = run(root, task_vars={action.VERSIONS_FACT: remembered}, pipelining=pipelining)
+    assert marker.read_text().splitlines() == ["--version", "--version"]
+    assert upgraded["numa_drift"]["kubelet"]["version"] == "v1.37.2"
+    assert upgraded["ansible_facts"][action.VERSIONS_FACT]["/usr/bin/kubelet"]["output"] == "v1.37.2"
+
+
+def test_a_remembered_release_keeps_only_well_formed_records_and_the_version_string():
+    fact = {"/usr/bin/kubelet": {"identity": "1:2:3:4", "output": "Kubernetes v1.35.4\x1b[31m", "rc": 0},
+            "/usr/local/bin/k3s": {"identity": "1:2:3:4; rm -rf /", "output": "v1.35.4", "rc": 0},
+            "relative/kubelet": {"identity": "1:2:3:4", "output": "v1.35.4", "rc": 0},
+            "/usr/local/bin/kubelet": {"identity": "5:6:7:8", "output": "no version", "rc": 0},
+            "/opt/kubelet": {"identity": "5:6:7:8", "output": "v1.36.3", "rc": 1},
+            "/bin/kubelet": ["not", "a", "record"]}
+    assert _snapshot.known_versions(fact) == {"/usr/bin/kubelet": {"identity": "1:2:3:4", "output": "v1.35.4", "rc": 0}}
+    many = {"/p/%d/kubelet" % index: {"identity": "1:1:1:%d" % index, "output": "v1.34.4", "rc": 0} for index in range(50)}
+    assert len(_snapshot.known_versions(many)) == _snapshot.MAX_VERSIONS
+    assert _snapshot.known_versions("junk") == {} and _snapshot.known_versions(None) == {}
+
+
+def test_an_operators_release_runs_nothing_on_the_node(tmp_path):
+    root = drifted(tmp_path)
+    marker = tmp_path / "asked"
+    install_program(root, "/usr/bin/kubelet", version_script(said("kubelet", "v1.35.4"), marker=str(marker)))
+    result, runs = run(root, {"kubelet_release": "v1.34.4"})
+    assert runs == ["program"] and not marker.exists()
+    kubelet = result["numa_drift"]["kubelet"]
+    assert (kubelet["version"], kubelet["release_source"]) == ("v1.34.4", "option kubelet_release")
+    assert "ansible_facts" not in result
+
+
+def test_a_release_option_that_names_no_release_fails_naming_it(tmp_path):
+    result, _runs = run(drifted(tmp_path), {"kubelet_release": "latest"})
+    assert result.get("failed") and result["msg"] == "kubelet_release: 'latest' is not a kubelet release such as 1.34 or v1.34.4"

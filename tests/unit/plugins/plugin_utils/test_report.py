@@ -13,6 +13,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, PodEntry
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, pinned_pods
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate, _report
+from ansible_collections.nodeops.numa_drift.tests.support.programs import install_release
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import GIB, two_node_boot, write_kubelet_node
 
 MIB = 1 << 20
@@ -348,3 +349,15 @@ def test_the_probe_report_sends_an_unreachable_node_back_to_the_probe():
     assert rows[0]["message"].endswith("then run nodeops.numa_drift.probe again with --limit n1.")
     assert rows[1]["message"].startswith("unreachable: the connection to n2 was lost during the probe; a probe changes nothing")
     assert "nodeops.numa_drift.probe again with --limit n2" in rows[1]["message"] and "remediate" not in rows[1]["message"]
+
+
+def test_a_row_says_which_kubelet_the_node_runs_and_where_that_was_read(tmp_path):
+    root = drifted_node(tmp_path / "a")
+    install_release(root, "kubeadm", "v1.35.4")
+    known = _report.row("h1", "", probed_outcome(facts_of(root)), {})["kubelet"]
+    assert (known["version"], known["release"], known["rules_release"]) == ("v1.35.4", "1.35", "1.35")
+    assert known["release_source"] == "/usr/bin/kubelet --version: Kubernetes v1.35.4"
+    unknown = _report.row("h2", "", probed_outcome(facts_of(drifted_node(tmp_path / "b"))), {})["kubelet"]
+    assert unknown["version"] is None and unknown["release_source"].startswith("unknown: ")
+    untested = _report.row("h3", "", probed_outcome(facts_of(root, kubelet_release="1.38", untested_release="nearest")), {})["kubelet"]
+    assert (untested["release"], untested["rules_release"]) == ("1.38", "1.37")

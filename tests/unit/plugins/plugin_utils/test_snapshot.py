@@ -61,8 +61,9 @@ def test_a_path_the_answer_lacks_is_asked_for_never_taken_as_absent(tmp_path):
 def test_the_reader_program_carries_the_readers_own_sources_and_the_arguments():
     arguments = _snapshot.reader_arguments("/host", [{"read": "/proc/iomem", "raw": True}], {"f": {"pattern": "x", "then": []}})
     text = _snapshot.reader_program(arguments).decode("ascii")
-    literal = text.split("b64decode(", 1)[1].split(")", 1)[0]
-    modules, decoded = json.loads(zlib.decompress(base64.b64decode(ast.literal_eval(literal))))  # what the node's Python evaluates
+    literals = text.split("modules, arguments = unpacked(", 1)[1].split("\n", 1)[0].rstrip(")").split("), unpacked(")
+    # what the node's Python evaluates
+    modules, decoded = [json.loads(zlib.decompress(base64.b64decode(ast.literal_eval(literal)))) for literal in literals]
     assert [name.rsplit(".", 1)[1] for name, _source in modules] == ["credentials", "node_files", "plan_reader"]
     for (name, source), module in zip(modules, _snapshot.READER_MODULES):
         with open(module.__file__, encoding="utf-8") as handle:

@@ -246,14 +246,14 @@ def test_flags_from_kubeadm_and_distribution_env_files(tmp_path):
     assert settings.policy == "Static"  # KUBELET_EXTRA_ARGS come after KUBELET_KUBEADM_ARGS
     assert settings.reserved_memory == {0: {"memory": 5 * GiB}}
     assert settings.sources[:2] == ("/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet")
-    assert settings.field_sources["policy"] == "flag --memory-manager-policy (KUBELET_EXTRA_ARGS from /etc/default/kubelet)"
+    assert settings.field_sources["policy"] == "flag --memory-manager-policy (KUBELET_EXTRA_ARGS from /etc/default/kubelet:1)"
 
 
 def test_flags_from_sysconfig(tmp_path):
     root = build_node_tree(tmp_path, extra_args="--root-dir=/data/kubelet", extra_args_file="/etc/sysconfig/kubelet")
     settings = load_kubelet_settings(HostFiles(root))
     assert settings.root_dir == "/data/kubelet"
-    assert settings.field_sources["root_dir"] == "flag --root-dir (KUBELET_EXTRA_ARGS from /etc/sysconfig/kubelet)"
+    assert settings.field_sources["root_dir"] == "flag --root-dir (KUBELET_EXTRA_ARGS from /etc/sysconfig/kubelet:1)"
     assert settings.config_path == "/data/kubelet/config.yaml"
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import from_option
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import (
     parse_eviction_hard_flag,
     parse_key_value_flag,
@@ -126,3 +127,43 @@ def test_a_feature_gate_kubelet_1_34_does_not_know_is_a_problem_naming_the_relea
 def test_feature_gates_every_supported_release_knows_are_no_problem(tmp_path):
     root = build_node_tree(tmp_path, kubelet_config={"memoryManagerPolicy": "None", "featureGates": {"PodLevelResources": True}})
     assert load_kubelet_settings(HostFiles(root)).problems == ()
+
+
+# --- judged at the release of the kubelet that will start -----------------------------------------------------
+
+
+def _release(version):
+    return from_option(version)
+
+
+@pytest.mark.parametrize("version", ["v1.34.0", "v1.34.4", "1.34"])
+def test_a_removed_flag_is_no_problem_for_a_release_that_still_has_it(version):
+    flags = parse_kubelet_flags(["--pod-infra-container-image=pause:3.5", "--memory-manager-policy=Static"], release=_release(version))
+    assert flags.problems == () and flags.policy == "Static"
+
+
+@pytest.mark.parametrize("version, named", [("v1.35.4", "kubelet v1.35.4"), ("1.36", "kubelet v1.36"), ("v1.37.2", "kubelet v1.37.2")])
+def test_a_removed_flag_is_that_releases_refusal_in_kubelets_words_naming_where_it_is_set(version, named):
+    args = ["--v=2", "--pod-infra-container-image", "pause:3.5", "--memory-manager-policy=Static"]
+    origins = ["ExecStart of /usr/lib/systemd/system/kubelet.service:3"] + ["KUBELET_KUBEADM_ARGS from /var/lib/kubelet/kubeadm-flags.env:1"] * 3
+    flags = parse_kubelet_flags(args, origins, release=_release(version))
+    assert flags.problems == (
+        "failed to parse kubelet flag: unknown flag: --pod-infra-container-image (%s has no such flag since 1.35; remove it "
+        "where it is set: KUBELET_KUBEADM_ARGS from /var/lib/kubelet/kubeadm-flags.env:1)" % named,
+    )
+    assert "releases disagree" not in flags.problems[0]
+    # The flag's value is skipped as pflag skips it: the next flag is still read.
+    assert flags.policy == "Static"
+
+
+@pytest.mark.parametrize("version, problem", [
+    ("v1.34.4", "unrecognized feature gate: PodLevelResourceManagers (kubelet v1.34.4 does not know it: it came in 1.36)"),
+    ("v1.35.4", "unrecognized feature gate: PodLevelResourceManagers (kubelet v1.35.4 does not know it: it came in 1.36)"),
+    ("v1.36.3", None),
+    ("v1.37.2", None),
+])
+def test_a_feature_gate_is_judged_at_the_release_that_starts(tmp_path, version, problem):
+    root = build_node_tree(tmp_path, kubelet_config={"memoryManagerPolicy": "None", "featureGates": {"PodLevelResourceManagers": True}})
+    settings = load_kubelet_settings(HostFiles(root), kubelet_release=version)
+    assert settings.problems == ((problem,) if problem else ())
+    assert settings.release.version == version and settings.release.source == "option kubelet_release"

@@ -201,3 +201,52 @@ def test_zero_filled_files_cross_as_their_size_only(tmp_path):
     entries = gathered(tmp_path, {"walk": "/etc/kubernetes/kubelet.conf.d"})
     records = [records["text"] for key, records in entries.items() if "text" in records]
     assert records == [{"size": 1024 * 1024, "binary": True}] * 4
+
+
+def _program(root, path, text, marker):
+    host = write(root, path, "#!/bin/sh\necho run >> '%s'\n%s" % (marker, text))
+    os.chmod(host, 0o755)
+    return host
+
+
+def test_a_version_rule_records_the_first_line_the_program_prints_and_its_identity(tmp_path):
+    marker = tmp_path / "runs"
+    host = _program(tmp_path / "node", "/usr/bin/kubelet", "echo 'Kubernetes v1.36.3'\necho second line\nexit 0\n", marker)
+    entries = gathered(tmp_path / "node", {"version": "/usr/bin/kubelet"})
+    status = os.stat(host)
+    assert entries["/usr/bin/kubelet"]["version"] == {
+        "output": "Kubernetes v1.36.3", "rc": 0,
+        "identity": "%d:%d:%d:%d" % (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)}
+    assert marker.read_text() == "run\n"
+
+
+def test_a_program_the_controller_knows_by_its_identity_is_not_run_again(tmp_path):
+    marker = tmp_path / "runs"
+    _program(tmp_path / "node", "/usr/bin/kubelet", "echo 'Kubernetes v1.36.3'\n", marker)
+    first = gathered(tmp_path / "node", {"version": "/usr/bin/kubelet"})["/usr/bin/kubelet"]["version"]
+    known = {"/usr/bin/kubelet": dict(first, output="v1.36.3")}
+    again = plan_reader.read_plan(str(tmp_path / "node"), [{"version": "/usr/bin/kubelet"}], {}, known=known)
+    assert again["/usr/bin/kubelet"]["version"] == known["/usr/bin/kubelet"] and marker.read_text() == "run\n"
+    stale = {"/usr/bin/kubelet": dict(first, identity="1:2:3:4")}
+    plan_reader.read_plan(str(tmp_path / "node"), [{"version": "/usr/bin/kubelet"}], {}, known=stale)
+    assert marker.read_text() == "run\nrun\n"
+
+
+def test_a_program_of_another_name_is_never_run_and_nothing_is_recorded_of_it(tmp_path):
+    marker = tmp_path / "runs"
+    _program(tmp_path / "node", "/usr/local/bin/start-kubelet.sh", "echo 'Kubernetes v1.36.3'\n", marker)
+    entries = gathered(tmp_path / "node", {"version": "/usr/local/bin/start-kubelet.sh"})
+    assert not marker.exists() and "/usr/local/bin/start-kubelet.sh" not in entries
+
+
+def test_the_program_a_unit_runs_is_asked_through_its_follow(tmp_path):
+    marker = tmp_path / "runs"
+    _program(tmp_path / "node", "/opt/kubelet/kubelet", "echo 'Kubernetes v1.34.4'\n", marker)
+    write(tmp_path / "node", "/etc/systemd/system/kubelet.service",
+          "[Service]\nExecStart=/usr/local/bin/kubenswrapper /opt/kubelet/kubelet --config=/etc/kubernetes/kubelet.conf\n")
+    rules, follows = probe_plan({})
+    entries = plan_reader.read_plan(str(tmp_path / "node"), rules, follows)
+    assert entries["/opt/kubelet/kubelet"]["version"]["output"] == "Kubernetes v1.34.4"
+    assert "version" not in entries.get("/usr/local/bin/kubenswrapper", {})
+    rules, follows = probe_plan({"kubelet_release": "1.34"})
+    assert all("version" not in rule for rule in rules) and "exec-program" not in follows

@@ -13,7 +13,7 @@ import pytest
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
-from ansible_collections.nodeops.numa_drift.tests.support.distributions import LAYOUTS, drifted_node
+from ansible_collections.nodeops.numa_drift.tests.support.distributions import LAYOUTS, released_node
 from ansible_collections.nodeops.numa_drift.tests.support.module_runner import DEFAULT_AUTO_BOUND, KASLR_KB, kaslr_node
 
 
@@ -84,7 +84,12 @@ def _json_types_only(value, where="numa_drift"):
 def test_the_facts_hold_json_types_only_as_the_controller_stores_them(tmp_path, layout):
     # The action plugin returns these facts from the controller's memory (no JSON between): a ByteQuantity (an int
     # that keeps its spelling) made ansible-core warn "Type 'ByteQuantity' is unsupported in variable storage".
-    files, _distribution, _service, root_dir = LAYOUTS[layout]
-    facts = assessment_facts(_probe.probe(HostFiles(drifted_node(tmp_path, files, kubelet_root_dir=root_dir))))
+    facts = assessment_facts(_probe.probe(HostFiles(released_node(tmp_path, layout, "v1.35.4"))))
     assert facts["kubelet"]["system_reserved"] or facts["kubelet"]["reserved_memory"]
     assert _json_types_only(facts) == []
+
+
+def test_the_facts_say_which_kubelet_starts_and_where_that_was_read(tmp_path):
+    facts = assessment_facts(_probe.probe(HostFiles(released_node(tmp_path, "k3s", "v1.36.3"))))
+    assert (facts["kubelet"]["release"], facts["kubelet"]["version"], facts["kubelet"]["rules_release"]) == ("1.36", "v1.36.3+k3s1", "1.36")
+    assert facts["kubelet"]["release_source"] == "/usr/local/bin/k3s --version: k3s version v1.36.3+k3s1 (6b8e1f9c)"

@@ -13,7 +13,6 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checksum import v1_name_checksum
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.marshal import marshal_for_layout, marshal_legacy
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, ERAS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift
@@ -32,6 +31,7 @@ from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     KIB,
     MIB,
     Boot,
+    disagreeing_checkpoint,
     guaranteed_pods,
     kubelet_config,
     recorded_checkpoint,
@@ -524,11 +524,6 @@ def test_a_cross_numa_group_is_compared_as_sums_as_kubelet_does(tmp_path):
 _V3_PART = re.compile(rb'"data":"(?:[^"\\]|\\.)*","dataChecksum":[0-9]+')
 
 
-def _with_checksum(raw, value):
-    """The legacy (inline) ``checksum`` replaced by ``value``."""
-    return re.sub(rb'"checksum":[0-9]+', b'"checksum":%d' % value, raw, count=1)
-
-
 def test_v3_file_with_an_empty_data_part_is_read_through_its_legacy_part_by_every_release(tmp_path):
     # 1.37 loadAndMigrateCheckpointV3: data "" and dataChecksum 0 fall back to V2/V1; older releases read the inline part.
     before = two_node_boot()
@@ -559,12 +554,7 @@ def test_a_file_the_releases_disagree_about_is_never_rewritten_and_the_releases_
     before = two_node_boot()
     after = before.moved(node0=-45260, node1=45260)  # a drift that would be repaired in a file every release reads
     pods = guaranteed_pods(2, (0,), GIB)
-    if damage == "damaged-data":
-        raw = recorded_checkpoint(before, uniform_reserved([0, 1]), pods, "v3").replace(b'"dataChecksum":', b'"dataChecksum":1', 1)
-    else:
-        raw = recorded_checkpoint(before, uniform_reserved([0, 1]), pods)
-        fields = inspect_checkpoint(raw).content
-        raw = _with_checksum(raw, 0 if damage == "zero-legacy-checksum" else v1_name_checksum(fields))
+    raw = disagreeing_checkpoint(before, pods, damage)
     result = probe(tmp_path, before, after, pods=pods, checkpoint_bytes=raw)
     assert result.assessment.verdict == "unsupported_layout"
     assert result.assessment.plan is None
