@@ -73,6 +73,7 @@ options:
         C(meta/snap.yaml)).
       - Every rule that differs by release (flags removed, feature gates added, the checkpoint's layout and checksum)
         is judged at this release; with no release known, every supported release (1.34 to 1.37) must agree.
+      - Quote it in YAML, as in C("1.40"), since an unquoted C(1.40) is the number 1.4.
     type: str
   untested_release:
     description:

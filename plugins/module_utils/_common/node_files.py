@@ -519,15 +519,18 @@ def version_arguments(node_path: str) -> Optional[Tuple[str, ...]]:
     return VERSION_ARGUMENTS.get(node_path.rstrip("/").rsplit("/", 1)[-1])
 
 
-def run_version(path: str, arguments: Sequence[str]) -> Dict[str, Any]:
+def run_version(path: str, arguments: Sequence[str], seconds: Optional[float] = None) -> Dict[str, Any]:
     """Run the program at host ``path`` with ``arguments`` to hear its version: no shell, no input, a minimal
-    environment, its own session (its process group killed whole after :data:`VERSION_SECONDS`), at most
-    :data:`MAX_VERSION_OUTPUT` bytes of its standard output read.
+    environment, its own session (its process group killed whole after ``seconds``, :data:`VERSION_SECONDS` unless
+    a caller's budget has less left), at most :data:`MAX_VERSION_OUTPUT` bytes of its standard output read.
 
     ``os.posix_spawn`` rather than ``subprocess``: importing subprocess (threading, selectors) costs the node more
-    CPU than the rest of the reader's imports; the child gets what ``subprocess`` would give it (SIGPIPE and
-    SIGXFSZ at their defaults, only standard input, output and error open)."""
-    deadline = time.monotonic() + VERSION_SECONDS
+    CPU than the rest of the reader's imports. The child gets SIGPIPE and SIGXFSZ at their defaults, as from
+    ``subprocess``; the reader's own descriptors are not inheritable (PEP 446), so it inherits only what the reader's
+    parent passed down as inheritable besides standard input, output and error. Whatever stops the wait (a guard's
+    alarm, an interrupt) stops the program's whole session too."""
+    seconds = VERSION_SECONDS if seconds is None else min(seconds, VERSION_SECONDS)
+    deadline = time.monotonic() + seconds
     try:
         identity = program_identity(path)
         reading, writing = os.pipe()
@@ -547,18 +550,18 @@ def run_version(path: str, arguments: Sequence[str]) -> Dict[str, Any]:
         return {"errno": errno.ENOSYS, "error": "this node's C library cannot start a program in a session of its own"}
     finally:
         os.close(writing)
+    status = None
     try:
-        output, answered = _output_until(reading, deadline)
-    finally:
-        os.close(reading)
-    status = _exit_status(pid, deadline) if answered else None
-    if status is None:  # still running, or something it started holds its output open: the whole session goes
         try:
-            os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        _exit_status(pid, float("inf"))
-        return {"errno": errno.ETIME, "error": "%s did not answer within %g s" % (" ".join(arguments), VERSION_SECONDS)}
+            output, answered = _output_until(reading, deadline)
+        finally:
+            os.close(reading)  # a program still writing gets SIGPIPE
+        status = _exit_status(pid, deadline) if answered else None
+    finally:
+        if status is None:  # still running, something it started holds its output open, or the wait was stopped
+            _stop_session(pid)
+    if status is None:
+        return {"errno": errno.ETIME, "error": "%s did not answer within %g s" % (" ".join(arguments), seconds)}
     lines = output.decode("utf-8", "replace").strip().splitlines() or [""]
     return {"output": lines[0][:MAX_VERSION_LINE], "rc": status, "identity": identity}
 
@@ -582,12 +585,25 @@ def _output_until(handle: int, deadline: float) -> Tuple[bytes, bool]:
     return b"".join(chunks), True
 
 
+def _stop_session(pid: int) -> None:
+    """Kill the session child ``pid`` leads, every process in it, and reap the child."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _exit_status(pid, float("inf"))
+
+
 def _exit_status(pid: int, deadline: float) -> Optional[int]:
     """The exit code of child ``pid`` (a signal's as ``-signal``, as subprocess says it), or None when it has not
-    exited by ``deadline``."""
+    exited by ``deadline``. A reader started with SIGCHLD ignored never sees its child's status (the kernel reaps
+    it): 0, as subprocess says then."""
     pause = 0.001
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0
         if done:
             return os.waitstatus_to_exitcode(status)
         if time.monotonic() >= deadline:

@@ -42,6 +42,7 @@ SUPPORTED_RELEASES = ("1.34", "1.35", "1.36", "1.37")
 UNTESTED_CHOICES = ("refuse", "nearest")
 _VERSION = re.compile(r"\bv?(\d+)\.(\d+)\.(\d+)([-+][0-9A-Za-z.+-]*)?")
 MAX_SHOWN = 80  # characters of a program's answer shown
+_PRERELEASE = re.compile(r"^v\d+\.\d+\.\d+-")
 _SNAP_VERSION = re.compile(r"^version:[ \t]*['\"]?([^'\"\s]+)", re.MULTILINE)
 
 
@@ -58,8 +59,19 @@ class KubeletRelease(Record, frozen=True):
         return self.release is not None
 
     @property
+    def prerelease(self) -> bool:
+        """An alpha, beta or release candidate (``v1.37.0-rc.1``; semver's ``-`` suffix, not a distribution's ``+``)."""
+        return bool(self.version and _PRERELEASE.match(self.version))
+
+    @property
     def tested(self) -> bool:
-        return self.release in SUPPORTED_RELEASES
+        return self.release in SUPPORTED_RELEASES and not self.prerelease
+
+    @property
+    def untested_why(self) -> str:
+        """Why kubelet's own code never judged this release here."""
+        what = "a pre-release" if self.prerelease else "outside the releases"
+        return "%s (%s to %s are tested)" % (what, SUPPORTED_RELEASES[0], SUPPORTED_RELEASES[-1])
 
     @property
     def name(self) -> str:
@@ -152,5 +164,10 @@ def rules_release(release: KubeletRelease, untested: str = "refuse") -> KubeletR
         return release
     if untested != "nearest":
         return UNKNOWN
-    nearest = SUPPORTED_RELEASES[0] if release_key(release.release) < release_key(SUPPORTED_RELEASES[0]) else SUPPORTED_RELEASES[-1]
+    if release.release in SUPPORTED_RELEASES:  # a pre-release of a tested release
+        nearest = release.release
+    elif release_key(release.release) < release_key(SUPPORTED_RELEASES[0]):
+        nearest = SUPPORTED_RELEASES[0]
+    else:
+        nearest = SUPPORTED_RELEASES[-1]
     return KubeletRelease(None, nearest, "the tested release nearest to %s (option untested_release=nearest)" % release.name)

@@ -35,10 +35,13 @@ RANCHER_EVICTION_HARD = "imagefs.available<5%,nodefs.available<5%"
 
 
 def kubelet_program(command: Sequence[Arg]) -> Optional[str]:
-    """The kubelet binary a command line runs (after ``kubenswrapper`` too), else the program it runs (a site's
-    wrapper, never asked anything by that name), as an absolute node path; None for a relative one."""
-    named = [word.value for word in command if posixpath.basename(word.value) == "kubelet"]
-    program = named[0] if named else command[0].value if command else ""
+    """The program a command line runs (``kubelet``, ``k3s``, a site's wrapper, never asked anything by that name;
+    the kubelet after OpenShift's ``kubenswrapper``), as an absolute node path; None for a relative one. Only the
+    program's own word counts: an argument such as ``--root-dir=/var/lib/kubelet`` names no program."""
+    words = [word.value for word in command]
+    if len(words) > 1 and posixpath.basename(words[0]) == "kubenswrapper":
+        words = words[1:]
+    program = words[0] if words else ""
     return program if program.startswith("/") else None
 
 

@@ -37,7 +37,14 @@ TYPE_CHECKING = False  # the node reader imports no more than it runs: typing is
 if TYPE_CHECKING:
     from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import READ_LIMIT, HostFiles, NotTextError, node_join, program_identity
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import (
+    READ_LIMIT,
+    HostFiles,
+    NotTextError,
+    node_join,
+    program_identity,
+    run_version,
+)
 
 __all__ = ["read_plan", "followed_rules", "filled", "Recorder", "MAX_FOLLOW_DEPTH", "MAX_NESTING", "SENT_BYTES", "SECONDS"]
 
@@ -101,7 +108,11 @@ class Recorder(HostFiles):
         return self._recorded(key, "text" if text else "raw", lambda: self._budgeted(HostFiles.content(self, key, text)))
 
     def version(self, key: str, arguments: Sequence[str]) -> Dict[str, Any]:
-        return self._recorded(key, "version", lambda: self._known_version(key) or HostFiles.version(self, key, arguments))
+        return self._recorded(key, "version", lambda: self._known_version(key) or self._run_version(key, arguments))
+
+    def _run_version(self, key: str, arguments: Sequence[str]) -> Dict[str, Any]:
+        """The program asked within what is left of the reader's time (at most its own limit)."""
+        return run_version(self.host(key), arguments, max(self.deadline - time.monotonic(), 0.0))
 
     def _known_version(self, key: str) -> Optional[Dict[str, Any]]:
         """What the controller already knows this program says, when it is the same program (its identity)."""

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import CheckpointReport
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, ERAS
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, checkpoint_era
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.causes import NodeDrift
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
@@ -80,11 +80,12 @@ def pinned_pods(content: Optional[CheckpointFields]) -> List[Dict[str, Any]]:
     return pods
 
 
-def _checkpoint_view(report: Optional[CheckpointReport], path: str) -> Dict[str, Any]:
+def _checkpoint_view(report: Optional[CheckpointReport], path: str, era: Optional[str]) -> Dict[str, Any]:
+    """The checkpoint as the kubelet whose rules judge the node reads it (``era``; None: every release's)."""
     view: Dict[str, Any] = {"path": path, "exists": report is not None}
     if report is None:
         return view
-    content = report.content
+    content = report.content_at(era)
     pods, containers, blocks = count_blocks(content.entries if content else None)
     view.update(
         {
@@ -96,7 +97,7 @@ def _checkpoint_view(report: Optional[CheckpointReport], path: str) -> Dict[str,
             "releases_accepting": list(report.releases_accepting),
             "releases_refusing": list(report.releases_refusing),
             "eras": {era: {"accepted": r.accepted, "via": r.via, "error": r.error} for era, r in report.eras.items()},
-            "write_layout": report.write_layout()[0],
+            "write_layout": report.write_layout(era)[0],
             "policy": content.policy_name if content else None,
             "pods": pods,
             "containers": containers,
@@ -187,7 +188,7 @@ def assessment_facts(result: ProbeResult) -> Dict[str, Any]:
         "bound_bytes": assessment.bound_bytes,
         "bound_source": assessment.bound_source,
         "nodes": [_node_view(drift, assessment.bound_bytes) for drift in assessment.nodes],
-        "checkpoint": _checkpoint_view(assessment.report, result.path),
+        "checkpoint": _checkpoint_view(assessment.report, result.path, checkpoint_era(settings)),
         "kernel_image": _kernel_view(node),
         "kubelet": kubelet_view(settings),
         "guard": dict(result.guard),

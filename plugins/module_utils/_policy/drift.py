@@ -24,7 +24,6 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.mod
     NodeMap,
     era_at,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.causes import (
     Cause,
@@ -119,7 +118,7 @@ def _first_verdict(causes: List[Cause]) -> str:
     return min((cause.verdict for cause in causes), key=VERDICTS.index)
 
 
-def _era(settings: KubeletSettings) -> Optional[str]:
+def checkpoint_era(settings: KubeletSettings) -> Optional[str]:
     """The checkpoint reader of the kubelet whose rules judge the node, or None (every supported release's)."""
     release = settings.rules_release.release
     return era_at(release, settings.feature_gates.get("PodLevelResourceManagers", False)) if release else None
@@ -143,7 +142,7 @@ def _config_unknown(settings: KubeletSettings, bound: Optional[int], source: str
 def _judge(
     report: CheckpointReport, node: NodeFacts, settings: KubeletSettings, bound: Optional[int], source: str
 ) -> Tuple[List[Cause], Tuple[NodeDrift, ...], NodeMap]:
-    era = _era(settings)
+    era = checkpoint_era(settings)
     content = report.content_at(era)
     causes = _layout_causes(report, era, settings.rules_release.name) + _policy_causes(content, settings)
     nodes: Tuple[NodeDrift, ...] = ()
@@ -179,9 +178,8 @@ def assess(
     if settings.release.known and not settings.rules_release.known:
         # A release outside the tested matrix: kubelet's own code never judged its rules here; nothing is written.
         found = _assess_checkpoint(raw, node, settings, bound, source)
-        cause = Cause(UNTESTED, "%s (%s) is outside the releases this collection is tested with (%s to %s): nothing is written; "
-                      "untested_release=nearest judges it by the nearest tested release's rules"
-                      % (settings.release.name, settings.release.source, SUPPORTED_RELEASES[0], SUPPORTED_RELEASES[-1]))
+        cause = Cause(UNTESTED, "%s (%s) is %s: nothing is written; untested_release=nearest judges it by the nearest tested "
+                      "release's rules" % (settings.release.name, settings.release.source, settings.release.untested_why))
         return Assessment(UNTESTED, (cause,) + found.causes, bound, source, found.nodes, found.report, None)
     rejections = _config_rejections(node, settings)
     if rejections:
@@ -198,7 +196,7 @@ def _assess_checkpoint(
     if raw is None:
         return Assessment("no_checkpoint", (Cause("no_checkpoint", CHECKPOINT_FILE_NAME + " does not exist"),), bound, source, (), None, None)
     report = inspect_checkpoint(raw)
-    era = _era(settings)
+    era = checkpoint_era(settings)
     if not report.verified or (era is not None and not report.eras[era].accepted):
         return Assessment("corrupt", tuple(_layout_causes(report, era, settings.rules_release.name)), bound, source, (), report, None)
     if settings.drift_tolerance is not None:

@@ -29,6 +29,17 @@ from ansible_collections.nodeops.numa_drift.tests.support.distributions import L
 from ansible_collections.nodeops.numa_drift.tests.support.programs import PROGRAMS, install_program, said, version_script
 
 
+@pytest.mark.parametrize("said_version, tested", [
+    ("Kubernetes v1.34.4", True), ("k3s version v1.36.3+k3s1 (abc1234)", True), ("rke2 version v1.35.4+rke2r1", True),
+    ("Kubernetes v1.37.0-rc.1", False), ("Kubernetes v1.37.0-alpha.0", False), ("k3s version v1.36.0-rc1+k3s1", False),
+    ("Kubernetes v1.38.0", False),
+])
+def test_a_pre_release_of_a_tested_release_is_not_tested(said_version, tested):
+    # Semver's "-" suffix is a pre-release (cut before the release's code was final); a distribution's "+" is a build.
+    version, release = parse_release(said_version)
+    assert KubeletRelease(version, release, "said").tested is tested
+
+
 @pytest.mark.parametrize("text, expected", [
     ("Kubernetes v1.34.4", ("v1.34.4", "1.34")),
     ("k3s version v1.35.4+k3s1 (6b8e1f9c)", ("v1.35.4+k3s1", "1.35")),
@@ -184,6 +195,37 @@ def test_a_program_that_exits_while_its_child_holds_the_output_open_is_stopped_w
     while os.path.exists("/proc/%d" % child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists("/proc/%d" % child), "the program's child outlived the time limit"
+
+
+def test_a_wait_stopped_from_outside_stops_the_program_too(tmp_path, monkeypatch):
+    # The boot guard probes under an alarm shorter than VERSION_SECONDS: its timeout must not leave kubelet --version
+    # running in a session of its own (in kubelet.service's cgroup).
+    root = drifted_node(tmp_path, LAYOUTS["kubespray"][0])
+    pids = tmp_path / "pids"
+    install_program(root, "/usr/local/bin/kubelet", "#!/bin/sh\necho $$ > '%s'\nexec sleep 60\n" % pids)
+
+    def alarm(handle, deadline):
+        while not pids.exists() or not pids.read_text().strip():
+            time.sleep(0.01)
+        raise TimeoutError("the guard's alarm")
+
+    monkeypatch.setattr(node_files, "_output_until", alarm)
+    with pytest.raises(TimeoutError):
+        HostFiles(root).program_version("/usr/local/bin/kubelet")
+    assert not os.path.exists("/proc/%d" % int(pids.read_text())), "the program outlived the wait"
+
+
+def test_a_reader_that_ignores_sigchld_still_hears_the_release(tmp_path):
+    # With SIGCHLD ignored the kernel reaps the child and waitpid says ECHILD: the output is what counts, as with
+    # subprocess.
+    root = drifted_node(tmp_path, LAYOUTS["kubespray"][0])
+    install_program(root, "/usr/local/bin/kubelet", version_script(said("kubelet", "v1.35.4")))
+    before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        found = HostFiles(root).program_version("/usr/local/bin/kubelet")
+    finally:
+        signal.signal(signal.SIGCHLD, before)
+    assert (found["output"], found["rc"]) == ("Kubernetes v1.35.4", 0)
 
 
 def test_the_program_runs_with_no_input_and_a_minimal_environment(tmp_path, monkeypatch):

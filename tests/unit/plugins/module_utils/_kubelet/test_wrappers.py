@@ -17,6 +17,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.wrappe
     bash_array_words,
     k0s_extra_args,
     kubelet_args_of,
+    kubelet_program,
     merge_rancher_config,
     rancher_flag_only_kubelet_args,
     rancher_kubelet_args,
@@ -35,6 +36,20 @@ def values(arguments):
 
 
 # --------------------------------------------------------------------------- the kubelet program and its options
+
+
+@pytest.mark.parametrize("command, program", [
+    (("/usr/bin/kubelet", "--config=/var/lib/kubelet/config.yaml"), "/usr/bin/kubelet"),
+    (("/usr/bin/kubenswrapper", "/usr/bin/kubelet", "--root-dir=/var/lib/kubelet"), "/usr/bin/kubelet"),
+    (("/usr/local/bin/k0s", "worker", "--kubelet-root-dir", "/var/lib/k0s/kubelet"), "/usr/local/bin/k0s"),
+    (("/usr/local/bin/k3s", "agent", "--kubelet-arg=root-dir=/x/kubelet"), "/usr/local/bin/k3s"),
+    (("/usr/local/bin/start-kubelet.sh", "--root-dir=/var/lib/kubelet"), "/usr/local/bin/start-kubelet.sh"),
+    (("kubelet", "--v=2"), None),
+    ((), None),
+])
+def test_the_program_is_the_commands_own_word_never_an_argument_that_names_kubelet(command, program):
+    # As the read plan's exec-program follow reads it: ExecStart's first word, or the one after kubenswrapper.
+    assert kubelet_program(args(*command)) == program
 
 
 def test_kubelet_args_are_the_words_after_the_program_named_kubelet():

@@ -220,6 +220,17 @@ def test_a_version_rule_records_the_first_line_the_program_prints_and_its_identi
     assert marker.read_text() == "run\n"
 
 
+def test_a_program_that_hangs_is_stopped_within_the_readers_own_time(tmp_path):
+    # The reader's budget bounds the program too (its own limit is longer): the answer comes within the budget.
+    marker = tmp_path / "runs"
+    _program(tmp_path / "node", "/usr/bin/kubelet", "exec sleep 60\n", marker)
+    started = time.monotonic()
+    entries = plan_reader.read_plan(str(tmp_path / "node"), [{"version": "/usr/bin/kubelet"}], {}, seconds=1.0)
+    assert time.monotonic() - started < 10
+    assert entries["/usr/bin/kubelet"]["version"]["errno"] == errno.ETIME
+    assert entries["/usr/bin/kubelet"]["version"]["error"].startswith("--version did not answer within 0.")
+
+
 def test_a_program_the_controller_knows_by_its_identity_is_not_run_again(tmp_path):
     marker = tmp_path / "runs"
     _program(tmp_path / "node", "/usr/bin/kubelet", "echo 'Kubernetes v1.36.3'\n", marker)

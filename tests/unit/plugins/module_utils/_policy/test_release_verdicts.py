@@ -16,6 +16,7 @@ import pytest
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.checkpoint import inspect_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 from ansible_collections.nodeops.numa_drift.tests.support.distributions import PAUSE_IMAGE_FILES, VERSIONS, released_node, with_pause_image
@@ -70,27 +71,28 @@ def test_with_the_release_unknown_the_flag_stays_the_survey_of_releases(tmp_path
     assert "kubelet releases disagree: 1.34 accept it, 1.35, 1.36, 1.37 refuse to start with it" in message
 
 
-@pytest.mark.parametrize("version", ["v1.38.0", "v1.33.4"])
-def test_a_release_outside_the_tested_ones_is_refused_by_name_and_nothing_is_written(tmp_path, version):
+@pytest.mark.parametrize("version, why", [("v1.38.0", "outside the releases"), ("v1.33.4", "outside the releases"),
+                                          ("v1.37.0-rc.1", "a pre-release"), ("v1.35.0-alpha.0", "a pre-release")])
+def test_a_release_outside_the_tested_ones_is_refused_by_name_and_nothing_is_written(tmp_path, version, why):
     root = released_node(tmp_path, "kubespray", version)
     before = tree_snapshot(root)
     result = _probe.probe(HostFiles(root))
     assert result.assessment.verdict == "kubelet_release_untested" and not result.assessment.repairable
     [message] = result.assessment.causes_for("kubelet_release_untested")
-    assert message.startswith("kubelet %s (/usr/local/bin/kubelet --version: Kubernetes %s) is outside the releases this collection "
-                              "is tested with (1.34 to 1.37): nothing is written" % (version, version))
+    assert message.startswith("kubelet %s (/usr/local/bin/kubelet --version: Kubernetes %s) is %s (1.34 to 1.37 are tested): "
+                              "nothing is written" % (version, version, why))
     # What the file would meet is still said (the drift, within the bound).
     assert result.assessment.causes_for("drift_within_bound")
     outcome = repair_node(result, backup_dir=str(tmp_path / "backups"))
     assert outcome.changed is False and tree_snapshot(root) == before
 
 
-@pytest.mark.parametrize("version, nearest", [("v1.38.0", "1.37"), ("v1.33.4", "1.34")])
+@pytest.mark.parametrize("version, nearest", [("v1.38.0", "1.37"), ("v1.33.4", "1.34"), ("v1.35.0-rc.1", "1.35")])
 def test_untested_release_nearest_judges_by_the_nearest_tested_release(tmp_path, version, nearest):
     root = released_node(tmp_path, "kubeadm-flags", version, with_pause_image("kubeadm-flags"))
     result = _probe.probe(HostFiles(root), untested_release="nearest")
     assert result.settings.rules_release.release == nearest
-    expected = "kubelet_config_rejected" if nearest == "1.37" else "drift_within_bound"
+    expected = "drift_within_bound" if nearest == "1.34" else "kubelet_config_rejected"  # the pause-image flag
     assert result.assessment.verdict == expected, result.assessment.causes
 
 
@@ -122,6 +124,8 @@ def test_a_file_releases_disagree_about_is_judged_by_the_release_that_starts(tmp
         assert plan.layout == "legacy"
         assert drift.verify_written(plan.content, plan) == []
         assert plan.fields.entries == inspect_checkpoint(raw).inline.entries  # every assignment kept
+        shown = assessment_facts(result)["checkpoint"]  # the facts say what this release reads and what is written
+        assert (shown["write_layout"], shown["pods"]) == (plan.layout, len(plan.fields.entries))
         outcome = repair_node(result, backup_dir=str(tmp_path / "backups"))
         assert outcome.action == "repaired" and outcome.verdict_after == "in_sync"
     else:
