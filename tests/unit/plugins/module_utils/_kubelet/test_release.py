@@ -154,6 +154,14 @@ def test_a_program_not_named_as_one_that_runs_kubelet_is_never_run(tmp_path):
     assert release.source.startswith("unknown: /usr/local/bin/start-kubelet.sh is not run: only k0s, k3s, kubelet, kubelite, rke2 are asked")
 
 
+def assert_ended(pid):
+    """Process ``pid`` is gone within 5 s (killed with the program's session)."""
+    deadline = time.monotonic() + 5
+    while os.path.exists("/proc/%d" % pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists("/proc/%d" % pid), "the program's child outlived the time limit"
+
+
 def test_a_program_that_hangs_is_killed_with_its_children_and_the_release_is_unknown(tmp_path, monkeypatch):
     monkeypatch.setattr(node_files, "VERSION_SECONDS", 0.5)
     root = drifted_node(tmp_path, LAYOUTS["kubespray"][0])
@@ -163,11 +171,7 @@ def test_a_program_that_hangs_is_killed_with_its_children_and_the_release_is_unk
     release = load_kubelet_settings(HostFiles(root)).release
     assert time.monotonic() - started < 10
     assert release.known is False and "did not answer within 0.5 s" in release.source
-    child = int(pids.read_text())
-    deadline = time.monotonic() + 5
-    while os.path.exists("/proc/%d" % child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not os.path.exists("/proc/%d" % child), "the program's child outlived the time limit"
+    assert_ended(int(pids.read_text()))
 
 
 def test_a_program_that_never_stops_talking_is_read_only_so_far_and_its_release_is_unknown(tmp_path):
@@ -190,11 +194,7 @@ def test_a_program_that_exits_while_its_child_holds_the_output_open_is_stopped_w
     install_program(root, "/usr/local/bin/kubelet", "#!/bin/sh\necho 'Kubernetes v1.34.4'\nsleep 60 &\necho $! > '%s'\n" % pids)
     release = load_kubelet_settings(HostFiles(root)).release
     assert release.known is False and "did not answer within 0.5 s" in release.source
-    child = int(pids.read_text())
-    deadline = time.monotonic() + 5
-    while os.path.exists("/proc/%d" % child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not os.path.exists("/proc/%d" % child), "the program's child outlived the time limit"
+    assert_ended(int(pids.read_text()))
 
 
 def test_a_wait_stopped_from_outside_stops_the_program_too(tmp_path, monkeypatch):
