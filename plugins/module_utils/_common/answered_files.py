@@ -40,7 +40,7 @@ _PRIMITIVES = {
     "text": {"text": str, "size": int, "withheld": str, "binary": bool, "undecodable": str, "errno": int, "error": str,
              "replaced": int},
     "raw": {"data": str, "base64": str, "size": int, "withheld": str, "errno": int, "error": str, "replaced": int},
-    "version": {"output": str, "rc": int, "identity": str, "errno": int, "error": str},
+    "version": {"output": str, "rc": int, "identity": str, "remembered": bool, "errno": int, "error": str},
 }
 _KINDS = ("file", "dir", "link", "absent", "other", "error")
 

@@ -128,7 +128,9 @@ def _said(files: NodeFiles, program: str) -> KubeletRelease:
     parsed = parse_release(output) if found.get("rc") == 0 else None
     if parsed is None:
         return KubeletRelease(None, None, "unknown: %s said %r (exit status %s)" % (asked, output, found.get("rc")))
-    return KubeletRelease(parsed[0], parsed[1], "%s: %s" % (asked, output))
+    # A release remembered from an earlier answer of the same file (numa_drift_kubelet_versions): the version only.
+    remembered = " (remembered: the same file said it earlier)" if found.get("remembered") else ""
+    return KubeletRelease(parsed[0], parsed[1], "%s: %s%s" % (asked, output, remembered))
 
 
 def printable(text: str) -> str:

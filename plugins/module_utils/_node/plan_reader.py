@@ -121,7 +121,9 @@ class Recorder(HostFiles):
             same = isinstance(known, dict) and known.get("identity") == program_identity(self.host(key))
         except OSError:
             return None
-        return {name: known[name] for name in ("output", "rc", "identity") if name in known} if same else None
+        if not same:
+            return None
+        return dict({name: known[name] for name in ("output", "rc", "identity") if name in known}, remembered=True)
 
     def _budgeted(self, found: Dict[str, Any]) -> Dict[str, Any]:
         sent = sum(len(found.get(name, "")) for name in ("text", "data", "base64", "names"))

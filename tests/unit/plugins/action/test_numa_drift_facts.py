@@ -349,6 +349,9 @@ def test_the_kubelet_program_is_asked_its_release_once_then_known_by_its_identit
     again, runs = run(root, task_vars={action.VERSIONS_FACT: remembered}, pipelining=pipelining)
     assert len(runs) == 1 and marker.read_text().splitlines() == ["--version"]
     assert again["numa_drift"]["kubelet"]["version"] == "v1.35.4" and "ansible_facts" not in again
+    # ... and the facts say where the release came from (the version string only, not the line the program printed).
+    assert again["numa_drift"]["kubelet"]["release_source"] == (
+        "/usr/bin/kubelet --version: v1.35.4 (remembered: the same file said it earlier)")
     # An upgraded package is another file: asked again, and the new release remembered.
     install_program(root, "/usr/bin/kubelet", version_script(said("kubelet", "v1.37.2") + "\n", marker=str(marker)))
     upgraded, runs = run(root, task_vars={action.VERSIONS_FACT: remembered}, pipelining=pipelining)
