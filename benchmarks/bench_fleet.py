@@ -145,12 +145,12 @@ def kubelet_program(directory: str, wanted: str) -> Tuple[str, str]:
     return target, "a script saying Kubernetes %s%s" % (KUBELET_VERSION, why)
 
 
-def build_hosts(directory: str, count: int, program: str) -> Dict[str, str]:
-    """``count`` node trees: a kernel image moved by KASLR between two 64 GiB NUMA nodes, 4 pods, kubeadm's files
-    without a unit and ``program`` as /usr/bin/kubelet (the probe asks it its release)."""
+def build_hosts(directory: str, count: int, program: str, drifted: bool = True) -> Dict[str, str]:
+    """``count`` node trees: a kernel image moved by KASLR between two 64 GiB NUMA nodes (``drifted``; else the same
+    boot, in sync), 4 pods, kubeadm's files without a unit and ``program`` as /usr/bin/kubelet (the probe asks it its release)."""
     roots = {}
     before = scenario.two_node_boot()
-    after = before.moved(node0=-KASLR_KB, node1=KASLR_KB)
+    after = before.moved(node0=-KASLR_KB, node1=KASLR_KB) if drifted else before
     pods = scenario.guaranteed_pods(4, (0,))
     for index in range(count):
         name = "bench-node-%04d" % (index + 1)
@@ -465,6 +465,19 @@ def problems(results: Dict[str, Any], max_ratio: Optional[Tuple[float, float]]) 
     return found
 
 
+def conclude(results: Dict[str, Any], lines: List[str], found: List[str], json_path: Optional[str]) -> List[str]:
+    """Print the table and the problems, keep them in ``results``, write every figure to ``json_path``; the problems."""
+    for line in lines:
+        print(line)
+    results["problems"] = found
+    for problem in found:
+        print("PROBLEM: " + problem)
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as handle:
+            json.dump(results, handle, indent=2, sort_keys=True)
+    return found
+
+
 def int_list(text: str) -> List[int]:
     values = [int(part) for part in text.split(",") if part.strip()]
     if not values or min(values) < 1:
@@ -529,15 +542,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             results["payload"] = payloads(directory, playbooks, inventories[min(options.hosts)], collections, options.pipelining)
         if not options.skip_role:
             results["role"] = role_tasks(directory, collections, shlex.split(options.fleet_args))
-        for line in report(results):
-            print(line)
-        found = problems(results, options.max_ratio)
-        results["problems"] = found
-        for problem in found:
-            print("PROBLEM: " + problem)
-        if options.json:
-            with open(options.json, "w", encoding="utf-8") as handle:
-                json.dump(results, handle, indent=2, sort_keys=True)
+        found = conclude(results, report(results), problems(results, options.max_ratio), options.json)
     finally:
         if options.keep:
             print("kept %s" % directory)

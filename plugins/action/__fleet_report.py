@@ -1,21 +1,23 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for nodeops.numa_drift.__fleet_report: the fleet report's data, pinned pods named from the API.
+"""Action plugin for nodeops.numa_drift.__fleet_report: the fleet report, pinned pods named from the API, written.
 
-It also renders report.html (``_report.render_html``: Jinja2 with HTML autoescaping, which
-ansible.builtin.template does not do), so that nothing a node wrote reaches the page as markup.
+It renders report.html (``_report.render_html``: Jinja2 with HTML autoescaping, which ansible.builtin.template does
+not do), so that nothing a node wrote reaches the page as markup, and writes report.json and report.html into
+``path`` on the controller, each atomically.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _report
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate, _report
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import call_within, set_host_facts
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import Api, ApiFailure
 
 # Seconds the whole pod-name lookup may take (a black-holed API must not stall the report).
@@ -24,8 +26,13 @@ POD_LOOKUP_TIMEOUT = 10.0
 ARGUMENT_SPEC = {
     "kind": {"type": "str", "required": True, "choices": ["probe", "remediate"]},
     "hosts": {"type": "list", "elements": "str", "required": True},
+    # Each host's outcome; for the probe playbook, its registered numa_drift_facts result (_remediate.probe_outcome).
     "outcomes": {"type": "list", "elements": "raw", "required": True},
     "node_names": {"type": "list", "elements": "raw", "default": []},
+    "probe_api": {"type": "list", "elements": "raw", "default": []},
+    "probe_services": {"type": "list", "elements": "raw", "default": []},
+    # host -> outcome of the nodes the remediate playbook's first pass settled (they have no outcome of their own).
+    "settled": {"type": "dict", "default": {}},
     "lost": {"type": "list", "elements": "str", "default": []},
     "in_progress": {"type": "list", "elements": "str", "default": []},
     "stopped": {"type": "raw"},
@@ -35,6 +42,7 @@ ARGUMENT_SPEC = {
         "kubeconfig": {"type": "path"},
         "context": {"type": "str"},
     }},
+    "path": {"type": "path", "required": True},
 }
 
 
@@ -48,17 +56,37 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         hosts = args["hosts"]
-        outcomes = [dict(outcome) if isinstance(outcome, Mapping) else {} for outcome in args["outcomes"]]
-        if len(outcomes) != len(hosts):
-            return dict(result, failed=True, msg="fleet_report: %d hosts but %d outcomes" % (len(hosts), len(outcomes)))
+        if len(args["outcomes"]) != len(hosts):
+            return dict(result, failed=True, msg="fleet_report: %d hosts but %d outcomes" % (len(hosts), len(args["outcomes"])))
         names = [str(name) if name else "" for name in args["node_names"]] + [""] * (len(hosts) - len(args["node_names"]))
+        outcomes = self._outcomes(args, hosts, names)
         by_node = {outcome.get("node") or names[i] or hosts[i]: outcome for i, outcome in enumerate(outcomes)}
         known, source = self._pod_names(args["pod_names"], by_node)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         report = _report.build(args["kind"], hosts, outcomes, names, args["stopped"] or None, known, source, stamp,
                                args["lost"], args["in_progress"])
-        result.update(changed=False, report=report, html=_report.render_html(report), pod_names=known)
-        return result
+        try:
+            _report.write(args["path"], report)
+        except OSError as error:
+            return dict(result, failed=True, msg="could not write the fleet report into %s: %s" % (args["path"], error))
+        # What the run says on the terminal: the nodes whose procedure starts after this report as they are now.
+        headline = _report.build(args["kind"], hosts, outcomes, names, args["stopped"] or None, known, source, stamp,
+                                 args["lost"])["headline"] if args["in_progress"] else report["headline"]
+        result.update(changed=False, report=report, path=args["path"], headline=headline)
+        return set_host_facts(self, result, {"numa_drift_report": report, "numa_drift_report_pods": known})
+
+    @staticmethod
+    def _outcomes(args: Mapping[str, Any], hosts: List[str], names: List[str]) -> List[Dict[str, Any]]:
+        """Each host's outcome: its own, else the one the first pass settled; the probe's from its result."""
+        given = [dict(outcome) if isinstance(outcome, Mapping) else {} for outcome in args["outcomes"]]
+        if args["kind"] == "probe":
+            api = list(args["probe_api"]) + [True] * (len(hosts) - len(args["probe_api"]))
+            services = list(args["probe_services"]) + [None] * (len(hosts) - len(args["probe_services"]))
+            return [_remediate.probe_outcome(host, {"result": result, "node": name, "api": boolean(flag, strict=False),
+                                                    "service": service})
+                    for host, result, name, flag, service in zip(hosts, given, names, api, services)]
+        settled = args["settled"]
+        return [outcome or dict(settled.get(host) or {}) for host, outcome in zip(hosts, given)]
 
     @staticmethod
     def _pod_names(options: Mapping[str, Any], by_node: Mapping[str, Mapping[str, Any]]) -> Tuple[Dict[str, Any], str]:
@@ -69,29 +97,25 @@ class ActionModule(ActionBase):
             return known, "off: pod UIDs from the checkpoints only"
         if not wanted:
             return known, "api"
-        # The Kubernetes client has no timeout of its own (discovery and list alike): the lookup runs
-        # in a daemon thread, and the report goes on without the names when it does not finish in time.
         found: Dict[str, Any] = {}
-        failures = []
 
-        def look_up() -> None:
+        def look_up() -> Optional[ApiFailure]:  # any other exception is handed back by call_within too
             try:
                 api = Api(options.get("kubeconfig"), options.get("context"))
                 for node, uids in sorted(wanted.items()):
                     listing = api.list("v1", "Pod", field_selector="spec.nodeName=%s" % node)
                     found.update(_report.names_from_listing(uids, listing.get("items") or []))
             except ApiFailure as failure:
-                failures.append(failure)
+                return failure
+            return None
 
-        thread = threading.Thread(target=look_up, name="pod-name lookup", daemon=True)
-        thread.start()
-        thread.join(POD_LOOKUP_TIMEOUT)
-        if thread.is_alive():
+        finished, failure = call_within(POD_LOOKUP_TIMEOUT, look_up, "pod-name lookup")
+        if not finished:
             return known, "API did not answer within %g s, pod UIDs from the checkpoints only" % POD_LOOKUP_TIMEOUT
-        if failures and failures[0].status in (401, 403):
+        if failure is not None and getattr(failure, "status", 0) in (401, 403):
             # Reached, but the credentials may not list pods (RBAC: list on pods, cluster-wide).
-            return known, "API refused the pod lookup, pod UIDs from the checkpoints only: %s" % failures[0]
-        if failures:
-            return known, "API not reachable, pod UIDs from the checkpoints only: %s" % failures[0]
+            return known, "API refused the pod lookup, pod UIDs from the checkpoints only: %s" % failure
+        if failure is not None:
+            return known, "API not reachable, pod UIDs from the checkpoints only: %s" % failure
         known.update(found)
         return known, "api"

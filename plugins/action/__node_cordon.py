@@ -48,11 +48,9 @@ class ActionModule(ActionBase):
     @staticmethod
     def _outcome(outcome: Dict[str, Any], result: Dict[str, Any]) -> Dict[str, Any]:
         """The remediate role's outcome record with what this call found (cordon ownership, a note)."""
-        updated = dict(outcome)
+        updated = _cordon.with_note(outcome, result.get("note") or "")
         if "cordoned_by_us" in result:
             updated["cordoned_by_us"] = result["cordoned_by_us"]
-        if result.get("note"):
-            updated["message"] = "%s; %s" % (updated.get("message", ""), result["note"])
         return updated
 
     def _read(self, api: Api, name: str) -> Dict[str, Any]:
@@ -102,9 +100,9 @@ class ActionModule(ActionBase):
         try:
             node = api.get("v1", "Node", name)
         except ApiFailure as failure:  # a node that needs nothing is not failed for an unreachable API
-            return {"changed": False, "note": "could not check the Node for an unfinished earlier run: %s" % failure}
+            return {"changed": False, "note": _cordon.UNCHECKED % failure}
         if node is None:
-            return {"changed": False, "note": "could not check the Node for an unfinished earlier run: no such Node"}
+            return {"changed": False, "note": _cordon.UNCHECKED % "no such Node"}
         earlier = _cordon.earlier_run(node, prefix)
         if not earlier["ours"]:
             return {"changed": False, "note": ""}

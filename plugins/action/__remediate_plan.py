@@ -18,6 +18,10 @@ from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import 
 ARGUMENT_SPEC = {
     "facts": {"type": "dict", "required": True},
     "options": {"type": "dict", "required": True},
+    # The remediate playbook's first pass decides only which nodes need work (a repairable node does, whatever its
+    # history says) and records nothing: the node's own procedure plans again, history included.
+    "read_history": {"type": "bool", "default": True},
+    "record": {"type": "bool", "default": True},
 }
 
 
@@ -34,7 +38,7 @@ class ActionModule(ActionBase):
         if errors:
             return dict(result, failed=True, msg="nodeops.numa_drift.remediate: " + "; ".join(errors))
         history: List[Dict[str, Any]] = []
-        if facts.get("repairable"):
+        if facts.get("repairable") and args["read_history"]:
             try:
                 history = self._history(options["history_file"], task_vars or {})
             except ValueError as error:
@@ -43,7 +47,9 @@ class ActionModule(ActionBase):
                     % (options["history_file"], error)))
         decided = _remediate.plan(facts, options, history, time.time())
         outcome = decided.pop("outcome")
-        result.update(changed=False, plan=decided)
+        result.update(changed=False, plan=decided, outcome=outcome)
+        if not args["record"]:
+            return result
         return set_host_facts(self, result, {"remediate_plan": decided, "remediate_outcome": outcome})
 
     def _history(self, path: str, task_vars: Dict[str, Any]) -> List[Dict[str, Any]]:

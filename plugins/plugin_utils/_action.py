@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import threading
+from typing import Any, Callable, Dict, List, Tuple
 
 
 def set_host_facts(action: Any, result: Dict[str, Any], facts: Dict[str, Any]) -> Dict[str, Any]:
@@ -18,3 +19,23 @@ def set_host_facts(action: Any, result: Dict[str, Any], facts: Dict[str, Any]) -
         register(facts, VariableLayer.EPHEMERAL_FACT)
     result["ansible_facts"] = facts
     return result
+
+
+def call_within(seconds: float, function: Callable[[], Any], name: str) -> Tuple[bool, Any]:
+    """``(finished, value)`` of ``function()`` run in a daemon thread for at most ``seconds``.
+
+    The Kubernetes client has no timeout of its own (discovery and list alike): a black-holed API must not stall
+    the run. An exception of ``function`` is its value (the caller tells it apart).
+    """
+    box: List[Any] = [None]
+
+    def run() -> None:
+        try:
+            box[0] = function()
+        except Exception as error:  # pylint: disable=broad-except  # handed back to the caller as the value
+            box[0] = error
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return not thread.is_alive(), box[0]

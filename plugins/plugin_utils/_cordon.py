@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional
 
 MARKER = "nodeops.numa_drift"
+UNCHECKED = "could not check the Node for an unfinished earlier run: %s"
 
 
 def annotations(node: Mapping[str, Any]) -> Dict[str, str]:
@@ -82,3 +83,11 @@ def earlier_run_message(state: Mapping[str, Any], name: str, prefix: str) -> str
         return "finished an earlier repair: the Node is Ready and was uncordoned" if state.get("cordoned") else \
             "removed the stale annotation %s/cordoned-by" % prefix
     return "an earlier repair cordoned this node and it is not Ready yet, so it stays cordoned"
+
+
+def with_note(outcome: Mapping[str, Any], note: str) -> Dict[str, Any]:
+    """The remediate role's outcome record with a note from the Node appended to its message."""
+    updated = dict(outcome)
+    if note:
+        updated["message"] = "%s; %s" % (updated.get("message", ""), note)
+    return updated

@@ -104,17 +104,39 @@ def refused_message(facts: Mapping[str, Any], cordon: bool) -> str:
         facts.get("verdict"), causes, facts.get("advice", ""), ", and cordoned" if cordon else "")
 
 
+def outcome_record(facts: Mapping[str, Any], node_name: str, api: bool, service: str) -> Dict[str, Any]:
+    """The outcome record of one node as its probe leaves it: nothing done yet."""
+    verdict = facts.get("verdict")
+    return {
+        "node": node_name, "verdict_before": verdict, "verdict_after": verdict, "action": "none",
+        "summary": facts.get("summary", ""), "cordoned_by_us": False, "api_managed": api, "backup_file": None,
+        "message": "", "numa_drift": dict(facts), "service": service, "event": None,
+    }
+
+
+def probe_outcome(host: str, probe: Mapping[str, Any]) -> Dict[str, Any]:
+    """The probe playbook's record of one host from ``probe``: its registered numa_drift_facts ``result``, its Node's
+    ``node`` name, whether the ``api`` manages it and its ``service`` (remediate_node_name, remediate_require_api,
+    remediate_service_name)."""
+    result = probe.get("result") if isinstance(probe.get("result"), Mapping) else {}
+    node = str(probe.get("node") or host)
+    facts = result.get("numa_drift")
+    if result.get("unreachable"):
+        return {"node": node, "action": "unreachable", "message": "unreachable: %s. The node was not probed." % (result.get("msg") or "?")}
+    if not isinstance(facts, Mapping):
+        return {"node": node, "action": "failed", "message": "probe failed: %s" % (result.get("msg") or "?")}
+    outcome = outcome_record(facts, node, bool(probe.get("api", True)), service_name(probe.get("service"), facts))
+    outcome.update(action="probed", message=outcome["summary"])
+    return outcome
+
+
 def plan(facts: Mapping[str, Any], options: Mapping[str, Any], history: List[Dict[str, Any]], now: float) -> Dict[str, Any]:
     """What the role does on this node (``branch``) and the outcome record it starts from."""
     verdict = facts.get("verdict")
     api = bool(options["api"])
     dry = bool(options["dry"])
     name = service_name(options.get("service_name"), facts)
-    outcome: Dict[str, Any] = {
-        "node": options["node_name"], "verdict_before": verdict, "verdict_after": verdict, "action": "none",
-        "summary": facts.get("summary", ""), "cordoned_by_us": False, "api_managed": api, "backup_file": None,
-        "message": "", "numa_drift": dict(facts), "service": name, "event": None,
-    }
+    outcome = outcome_record(facts, options["node_name"], api, name)
     tripped = loop_guard_message(history, options, now) if facts.get("repairable") else None
     if verdict in NOTHING_TO_DO:
         branch = "nothing"

@@ -13,7 +13,9 @@ report.html here (:func:`render_html`), with HTML autoescaping on for every valu
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -457,3 +459,25 @@ def render_html(report: Mapping[str, Any], template: Optional[str] = None) -> st
     environment = jinja2.Environment(autoescape=True, trim_blocks=True, keep_trailing_newline=True,
                                      undefined=jinja2.ChainableUndefined)
     return environment.from_string(template).render(numa_drift_report=report)
+
+
+def _replace(path: str, text: str) -> None:
+    """``text`` at ``path`` atomically (a reader sees the old file or the new one), mode 0644."""
+    directory = os.path.dirname(path)
+    handle, temporary = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as output:
+            output.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def write(directory: str, report: Mapping[str, Any]) -> None:
+    """report.json (for machines) and report.html (for people) in ``directory``, created 0755 when missing."""
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    _replace(os.path.join(directory, "report.json"), json.dumps(report, indent=4, sort_keys=True) + "\n")
+    _replace(os.path.join(directory, "report.html"), render_html(report))

@@ -84,13 +84,30 @@ def hostile_outcome(tag: str, action: str) -> Dict[str, Any]:
     }
 
 
+def probe_records(outcomes: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """What the probe playbook leaves on each host for the same nodes: its registered probe result (the facts; the
+    reader's failure message for a failed or unreachable node) and the Node's name."""
+    records = {}
+    for host, outcome in outcomes.items():
+        if outcome["action"] == "refused":
+            result = {"changed": False, "numa_drift": outcome["numa_drift"]}
+        elif outcome["action"] == "failed":
+            result = {"failed": False, "msg": outcome["message"]}  # failed_when: false, as the playbook registers it
+        else:
+            result = {"unreachable": True, "msg": outcome["message"]}
+        records[host] = {"remediate_probe": result, "remediate_node_name": outcome["node"]}
+    return records
+
+
 def run_report(tmp_path: Any, collections: str, kind: str, outcomes: Dict[str, Dict[str, Any]], pods: Dict[str, Any]) -> str:
-    """The collection's report tasks over hosts whose outcomes are ``outcomes``; the report directory."""
+    """The collection's report tasks over hosts whose outcomes are ``outcomes`` (for the probe, the probe results of
+    the same nodes: :func:`probe_records`); the report directory."""
     report_dir = tmp_path / ("report-" + kind)
     inventory = tmp_path / "inventory.ini"
     inventory.write_text("[nodes]\n" + "".join("%s ansible_connection=local\n" % host for host in outcomes), encoding="utf-8")
     data = tmp_path / "outcomes.json"
-    data.write_text(json.dumps({"hostile_outcomes": outcomes, "hostile_pods": pods}), encoding="utf-8")
+    records = probe_records(outcomes) if kind == "probe" else {host: {"remediate_outcome": outcome} for host, outcome in outcomes.items()}
+    data.write_text(json.dumps({"hostile_records": records, "hostile_pods": pods}), encoding="utf-8")
     # Laid out as the collection's playbooks are (tasks/ and templates/ beside the playbook), so the report
     # tasks find whatever they use, as from playbooks/probe.yml.
     for name in ("tasks", "templates"):
@@ -101,9 +118,10 @@ def run_report(tmp_path: Any, collections: str, kind: str, outcomes: Dict[str, D
   hosts: nodes
   gather_facts: false
   tasks:
-    - name: Record the outcome
+    - name: Record the outcome (remediate) or the probe's result (probe)
       ansible.builtin.set_fact:
-        remediate_outcome: "{{ hostile_outcomes[inventory_hostname] }}"
+        "{{ item.key }}": "{{ item.value }}"
+      loop: "{{ hostile_records[inventory_hostname] | dict2items }}"
     - name: Pod names the API would have given
       ansible.builtin.set_fact:
         numa_drift_report_pods: "{{ hostile_pods }}"
@@ -145,6 +163,10 @@ LOOK = r"""
 FIELDS = ("node", "action", "verdict_before", "verdict_after", "message", "advice", "backup_file", "service", "cause",
           "bound_source", "kernel_reason", "checkpoint_path", "layout", "uid", "container", "distribution", "config_path",
           "guard_verdict", "guard_action", "guard_message", "guard_time", "pod_name", "pod_namespace")
+# The probe's rows come from the node's facts and the reader's messages (the action is the playbook's own, and a
+# probe has no backup): its verdicts are the facts' ``verdict``, its service the one the facts discovered.
+PROBE_FIELDS = tuple(field for field in FIELDS if field not in ("action", "verdict_before", "verdict_after", "backup_file", "service")) + (
+    "verdict", "kubelet_service", "facts_summary")
 
 
 @pytest.mark.parametrize("kind", ["probe", "remediate"])
@@ -168,7 +190,8 @@ def test_markup_from_every_node_string_is_shown_as_text_and_never_runs(tmp_path:
     assert seen["pwned"] == [] and seen["injected"] == 0, seen
     # The text shows: each payload as its characters, in the page or in a row's details.
     text = shown + "\n".join(entry["text"] for entry in details)
-    missing = [field for field in FIELDS if not any(payload("%s-%s" % (tag, field)) in text for tag in ("n1", "n2", "n3"))]
+    fields = PROBE_FIELDS if kind == "probe" else FIELDS
+    missing = [field for field in fields if not any(payload("%s-%s" % (tag, field)) in text for tag in ("n1", "n2", "n3"))]
     assert missing == [], missing
     assert payload("n1-guard_time") in seen["text"]  # the guard's line is on the page itself, not in the details
 

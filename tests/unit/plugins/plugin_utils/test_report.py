@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
@@ -361,3 +362,16 @@ def test_a_row_says_which_kubelet_the_node_runs_and_where_that_was_read(tmp_path
     assert unknown["version"] is None and unknown["release_source"].startswith("unknown: ")
     untested = _report.row("h3", "", probed_outcome(facts_of(root, kubelet_release="1.38", untested_release="nearest")), {})["kubelet"]
     assert (untested["release"], untested["rules_release"]) == ("1.38", "1.37")
+
+
+def test_the_report_is_written_whole_into_a_directory_it_creates(tmp_path) -> None:
+    directory = tmp_path / "reports" / "fleet"
+    report = _report.build("probe", ["a"], [{"action": "probed", "numa_drift": {"verdict": "in_sync"}}], [""], None, {}, "off", "T")
+    _report.write(str(directory), report)
+    assert json.loads((directory / "report.json").read_text(encoding="utf-8")) == report
+    assert (directory / "report.html").read_text(encoding="utf-8") == _report.render_html(report)
+    assert sorted(os.listdir(directory)) == ["report.html", "report.json"]  # no temporary file left
+    assert {oct(os.stat(directory / name).st_mode & 0o777) for name in ("report.json", "report.html")} == {"0o644"}
+    # Written again: replaced whole.
+    _report.write(str(directory), dict(report, headline="again"))
+    assert json.loads((directory / "report.json").read_text(encoding="utf-8"))["headline"] == "again"
