@@ -26,17 +26,20 @@ import time
 from typing import Any, Dict, Iterator, List, Optional
 
 from ansible import constants as C
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator, ValidationResult
+from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, remediate_advice
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import (
     FACTS_OPTIONS_SPEC,
+    OptionError,
     probe_arguments,
+    text_option_problems,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import ReleaseOptionError
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.options import check_overrides
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
 
@@ -88,16 +91,22 @@ class ActionModule(ActionBase):
     """Read the node once, assess here."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(FACTS_OPTIONS_SPEC)
 
     def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
+        mistyped = text_option_problems(self._task.args, FACTS_OPTIONS_SPEC)
+        if mistyped:
+            return dict(result, failed=True, msg="; ".join(mistyped))
         validated = ArgumentSpecValidator(FACTS_OPTIONS_SPEC).validate(dict(self._task.args))
         if validated.error_messages:
-            return dict(result, failed=True, msg="; ".join(validated.error_messages))
+            return dict(result, failed=True, msg=self._option_errors(validated))
         params = validated.validated_parameters
         root, timeout, arguments = params["root"] or "/", params["read_timeout"], probe_arguments(params)
+        try:
+            check_overrides(arguments["kubelet_flags"], arguments["policy"], arguments["reserved_memory"])
+        except OptionError as error:
+            return dict(result, failed=True, msg=str(error))
         known: List[str] = [item for item in task_vars.get(LEARNED_FACT) or [] if isinstance(item, str)]
         learned = list(known)
         versions = _snapshot.known_versions(task_vars.get(VERSIONS_FACT))
@@ -131,7 +140,7 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, msg="the node's answer took more than %s s to assess: refused" % ASSESS_SECONDS)
         except QuantityError as error:
             return dict(result, failed=True, msg="drift_bound: %s" % error)
-        except ReleaseOptionError as error:
+        except OptionError as error:
             return dict(result, failed=True, msg=str(error))
         except OSError as error:
             return dict(result, failed=True, msg="cannot read the node under %s: %s" % (root, error))
@@ -146,6 +155,11 @@ class ActionModule(ActionBase):
         self._advise_for(result, task_vars.get("inventory_hostname"))
         self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
+
+    def _option_errors(self, validated: ValidationResult) -> str:
+        """Ansible's messages for the task's arguments, an unknown option's with the supported ones (as a module's)."""
+        return "; ".join("Unsupported parameters for (%s) module: %s" % (self._task.action, error.msg) if isinstance(error, UnsupportedError)
+                         else error.msg for error in validated.errors.errors)
 
     def _node_python(self, task_vars: Dict[str, Any]) -> Optional[str]:
         """The Python a module would run under on this host (the delegated one with ``delegate_to``), when it is known

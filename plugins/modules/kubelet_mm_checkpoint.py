@@ -211,9 +211,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, OptionError, probe_arguments
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import ReleaseOptionError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import REPAIRED_BY, RepairError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.states import (
     CHECK,
@@ -299,7 +298,7 @@ def main():
         result = probe(HostFiles(module.params["root"]), **probe_arguments(module.params))
     except QuantityError as error:
         module.fail_json(msg="drift_bound: %s" % error)
-    except ReleaseOptionError as error:
+    except OptionError as error:
         module.fail_json(msg=str(error))
     except OSError as error:
         module.fail_json(msg="cannot read the node under %s: %s" % (module.params["root"], error))

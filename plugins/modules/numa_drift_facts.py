@@ -141,8 +141,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_fi
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import ReleaseOptionError
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import FACTS_OPTIONS_SPEC, probe_arguments
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import FACTS_OPTIONS_SPEC, OptionError, probe_arguments
 
 
 def main():
@@ -151,7 +150,7 @@ def main():
         result = probe(HostFiles(module.params["root"]), **probe_arguments(module.params))
     except QuantityError as error:
         module.fail_json(msg="drift_bound: %s" % error)
-    except ReleaseOptionError as error:
+    except OptionError as error:
         module.fail_json(msg=str(error))
     except OSError as error:
         module.fail_json(msg="cannot read the node under %s: %s" % (module.params["root"], error))

@@ -68,7 +68,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import p
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, read_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.metrics import metrics_path, render_metrics, write_metrics
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import under_root
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, probe_arguments
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, OptionError, probe_arguments
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
 
 
@@ -83,6 +83,8 @@ def main():
         history = read_history(history_path(root))
     except QuantityError as error:
         module.fail_json(msg="drift_bound: %s" % error)
+    except OptionError as error:
+        module.fail_json(msg=str(error))
     except (OSError, HistoryError) as error:
         module.fail_json(msg="cannot read the node under %s: %s" % (root, error))
     text = render_metrics(result.assessment, history, time.time())

@@ -27,6 +27,7 @@ import os
 import posixpath
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.kinds import kind_of
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import MAX_TEXT_BYTES, NodeFiles, node_join
 
 __all__ = ["NotRead", "MalformedAnswer", "AnsweredFiles", "checked_entries", "MAX_ENTRIES", "MAX_PATH"]
@@ -90,11 +91,11 @@ def _check_record(key: str, record: Any) -> Dict[str, Dict[str, Any]]:
     for how, found in record.items():
         fields = _PRIMITIVES.get(how)
         if fields is None or not isinstance(found, dict):
-            raise MalformedAnswer("%s: an unknown record %r" % (key, how if isinstance(how, str) else type(how).__name__))
+            raise MalformedAnswer("%s: an unknown record %s" % (key, repr(how) if isinstance(how, str) else kind_of(how)))
         for name, value in found.items():
             expected = fields.get(name)
             if expected is None or type(value) is not expected:  # pylint: disable=unidiomatic-typecheck  # bool is no int here
-                raise MalformedAnswer("%s: %s: an unknown or mistyped field %r" % (key, how, name if isinstance(name, str) else type(name).__name__))
+                raise MalformedAnswer("%s: %s: an unknown or mistyped field %s" % (key, how, repr(name) if isinstance(name, str) else kind_of(name)))
     stat = record.get("stat")
     if stat is not None and stat.get("kind") not in _KINDS:
         raise MalformedAnswer("%s: an unknown kind of file" % key)

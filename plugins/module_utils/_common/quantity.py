@@ -14,6 +14,8 @@ import math
 import re
 from typing import Optional, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.kinds import kind_of
+
 __all__ = [
     "QuantityError",
     "parse_quantity",
@@ -86,7 +88,7 @@ def parse_quantity(value: object, allow_negative: bool = False) -> int:
             raise QuantityError("%r is not a Kubernetes quantity (examples: 1Gi, 128Mi, 64Ki, 500M, 4096)" % (value,))
         numerator, denominator = _exact_value(match)
     else:
-        raise QuantityError("a quantity must be a number or a string, got %s" % type(value).__name__)
+        raise QuantityError("a quantity must be a number or a string, got %s" % kind_of(value))
     if numerator < 0 and not allow_negative:
         raise QuantityError("quantity %r is negative" % (value,))
     whole = -((-numerator) // denominator)  # ceiling

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.kinds import kind_of
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING as _MAX_DEPTH
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.yamlflow import _Flow
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.yamlscalar import (
@@ -267,5 +268,5 @@ def load_mapping(text: str, what: str = "mapping") -> Tuple[Optional[Dict[str, A
     if document is None:
         return {}, None
     if not isinstance(document, dict):
-        return None, "the document is a %s, not a %s" % (type(document).__name__, what)
+        return None, "the document is %s, not a %s" % (kind_of(document), what)
     return document, None

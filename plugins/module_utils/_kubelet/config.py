@@ -40,6 +40,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags 
     split_args,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import read_release, rules_release
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.options import check_overrides
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import effective_reserved_memory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import MAX_NESTING
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import NodeFiles, list_dir, node_join, read_node_text
@@ -130,14 +131,9 @@ def _load_document(files: NodeFiles, node_path: str, require_kind: bool) -> Tupl
 # --------------------------------------------------------------------------- the loader
 
 
-def _explicit_args(flags: object) -> Tuple[List[Arg], List[str]]:
-    if isinstance(flags, str):
-        words, problems = split_args(flags)
-    elif isinstance(flags, (list, tuple)):
-        words = [arg for arg in flags if isinstance(arg, str)]
-        problems = ["kubelet flag %r is not a string" % (arg,) for arg in flags if not isinstance(arg, str)]
-    else:
-        return [], ["flags must be a list of arguments or a string, got %s" % type(flags).__name__]
+def _explicit_args(flags: Union[str, Sequence[str]]) -> Tuple[List[Arg], List[str]]:
+    """``kubelet_flags`` (checked by :func:`check_overrides`): a string split as the shell would, or its list."""
+    words, problems = split_args(flags) if isinstance(flags, str) else (list(flags), [])
     return [Arg(word, "option kubelet_flags") for word in words], problems
 
 
@@ -190,8 +186,10 @@ def load_kubelet_settings(
     used; the distribution and service are still reported). ``launch``: a discovery result
     to use instead of discovering (tests, the kubelet stand-in). ``kubelet_release``: the release, named by the
     operator instead of asked of the node's program; ``untested_release``: ``nearest`` judges a release outside the
-    tested matrix by the nearest tested release's rules.
+    tested matrix by the nearest tested release's rules. An override of the wrong shape (``flags``, ``policy``,
+    ``reserved_memory``) or a ``kubelet_release`` that names no release raises ``OptionError``, naming the option.
     """
+    check_overrides(flags, policy, reserved_memory)
     launch = launch or discover_kubelet(files)
     release = read_release(files, launch.program, launch.release_metadata, kubelet_release)
     judged_at = rules_release(release, untested_release)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.kinds import kind_of
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
 
 __all__ = [
@@ -33,7 +34,7 @@ def parse_kubelet_config(text: str, require_kind: bool = False) -> Tuple[Optiona
     if document is None:
         return {}, []
     if not isinstance(document, dict):
-        return None, ["the document is a %s, not a KubeletConfiguration mapping" % type(document).__name__]
+        return None, ["the document is %s, not a KubeletConfiguration mapping" % kind_of(document)]
     kind = document.get("kind")
     if kind is not None and kind != "KubeletConfiguration":
         return None, ["the document is a %r, not a KubeletConfiguration" % (kind,)]

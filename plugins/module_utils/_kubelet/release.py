@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import OptionError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import NodeFiles, read_node_text, version_arguments
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 
@@ -103,7 +104,7 @@ def split_releases(first: str, releases: Sequence[str] = SUPPORTED_RELEASES) -> 
             tuple(release for release in releases if release_key(release) >= threshold))
 
 
-class ReleaseOptionError(ValueError):
+class ReleaseOptionError(OptionError):
     """The ``kubelet_release`` option names no release."""
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.kinds import kind_of
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import (
     ByteQuantity,
     QuantityError,
@@ -82,7 +83,7 @@ def _limits_from_mapping(limits: object, where: str) -> Tuple[Tuple[Tuple[str, B
     """``reservedMemory`` limits: kubelet's validation lets a negative quantity through (only zero is refused),
     ``validateReservedMemory`` sums it as it is and ``convertReserved`` keeps it as an int64."""
     if not isinstance(limits, Mapping):
-        return (), ["%s: limits must be a mapping of resource to quantity, got %s" % (where, type(limits).__name__)]
+        return (), ["%s: limits must be a mapping of resource to quantity, got %s" % (where, kind_of(limits))]
     parsed = []
     problems = []
     for name, value in limits.items():
@@ -102,13 +103,13 @@ def parse_reserved_memory_config(value: object) -> Tuple[Tuple[MemoryReservation
     if value is None:
         return (), []
     if not isinstance(value, list):
-        return (), ["reservedMemory must be a list of {numaNode, limits}, got %s" % type(value).__name__]
+        return (), ["reservedMemory must be a list of {numaNode, limits}, got %s" % kind_of(value)]
     entries = []
     problems = []
     for index, item in enumerate(value):
         where = "reservedMemory[%d]" % index
         if not isinstance(item, Mapping):
-            problems.append("%s must be a mapping with numaNode and limits, got %s" % (where, type(item).__name__))
+            problems.append("%s must be a mapping with numaNode and limits, got %s" % (where, kind_of(item)))
             continue
         numa_node = item.get("numaNode")
         if isinstance(numa_node, bool) or not isinstance(numa_node, int):
@@ -140,7 +141,7 @@ def parse_reserved_memory_override(value: object) -> Tuple[Tuple[MemoryReservati
     if not isinstance(value, Mapping):
         return (), [
             "reserved_memory must be a mapping like {0: {memory: 1Gi}} or a list like kubelet's reservedMemory, got %s"
-            % type(value).__name__
+            % kind_of(value)
         ]
     entries = []
     problems = []
@@ -170,7 +171,7 @@ def memory_resources(value: object, where: str) -> Tuple[Optional[Dict[str, Byte
     if value is None:
         return None, []
     if not isinstance(value, Mapping):
-        return None, ["%s must be a mapping of resource to quantity, got %s" % (where, type(value).__name__)]
+        return None, ["%s must be a mapping of resource to quantity, got %s" % (where, kind_of(value))]
     result = {}
     problems = []
     for name, item in value.items():
@@ -193,7 +194,7 @@ def memory_resources(value: object, where: str) -> Tuple[Optional[Dict[str, Byte
 def eviction_memory(value: object, where: str) -> Tuple[Optional[str], List[str]]:
     """``memory.available`` of an ``evictionHard`` map; ``None`` when the map does not set it."""
     if not isinstance(value, Mapping):
-        return None, ["%s must be a mapping of signal to threshold, got %s" % (where, type(value).__name__)]
+        return None, ["%s must be a mapping of signal to threshold, got %s" % (where, kind_of(value))]
     threshold = value.get(MEMORY_AVAILABLE)
     if threshold is None:
         return None, []

@@ -70,7 +70,8 @@ def run(root, args=None, task_vars=None, async_val=0, pipelining=True, node=None
     variables = dict(task_vars or {}, inventory_hostname="worker-7")
     if interpreter_known:
         variables.setdefault("ansible_python_interpreter", node.interpreter)
-    task = mock.MagicMock(args=dict(args or {}, root=root), async_val=async_val, check_mode=False, diff=False, environment=None,
+    task = mock.MagicMock(action="nodeops.numa_drift.numa_drift_facts", args=dict(args or {}, root=root), async_val=async_val, check_mode=False,
+                          diff=False, environment=None,
                           delegate_to=delegate_to)
     connection = mock.MagicMock()
     connection._shell = shell_loader.get("sh")
@@ -143,9 +144,33 @@ def test_a_node_without_numa_sysfs_fails_as_the_probe_module_does(tmp_path):
     assert "no node<N> directory under %s/sys/devices/system/node" % root in result["msg"]
 
 
-def test_an_unknown_option_is_refused_before_anything_is_sent(tmp_path):
-    with pytest.raises(AnsibleActionFail, match="nonsense"):
-        run(drifted(tmp_path), {"nonsense": 1})
+def test_an_unknown_option_is_refused_before_anything_is_sent_listing_the_supported_ones(tmp_path):
+    result, runs = run(drifted(tmp_path), {"nonsense": 1})
+    assert result["failed"] and not runs
+    assert result["msg"] == (
+        "Unsupported parameters for (nodeops.numa_drift.numa_drift_facts) module: nonsense. Supported parameters include: "
+        "drift_bound, kubelet_config, kubelet_config_dir, kubelet_flags, kubelet_release, kubelet_root_dir, policy, read_timeout, "
+        "reserved_memory, root, untested_release.")
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"reserved_memory": 5}, "reserved_memory must be a mapping from NUMA node to limits ({0: {memory: 1Gi}}) or a list as kubelet's "
+                             "reservedMemory ([{numaNode: 0, limits: {memory: 1Gi}}]), got an integer (5)"),
+    ({"reserved_memory": "5"}, "reserved_memory must be a mapping from NUMA node to limits ({0: {memory: 1Gi}}) or a list as kubelet's "
+                               "reservedMemory ([{numaNode: 0, limits: {memory: 1Gi}}]), got a string ('5')"),
+    ({"reserved_memory": {0: {"memory": ["1Gi"]}}}, "reserved_memory[0] memory: a quantity must be a number or a string, got a list"),
+    ({"reserved_memory": [5]}, "reserved_memory: reservedMemory[0] must be a mapping with numaNode and limits, got an integer"),
+    ({"kubelet_flags": {"--v": 2}}, "kubelet_flags must be kubelet's command line as a string or a list of strings, got a mapping"),
+    ({"policy": {"name": "Static"}}, "policy must be a string, got a mapping"),
+    ({"drift_bound": ["128Mi"]}, "drift_bound must be a string, got a list"),
+    ({"kubelet_config": ["/etc/kubernetes/kubelet.yaml"]}, "kubelet_config must be a path, got a list"),
+])
+def test_an_option_of_the_wrong_type_fails_naming_it_and_what_it_takes_before_anything_is_sent(tmp_path, args, message):
+    # reserved_memory=5 used to read the node and answer rc 0, verdict kubelet_config_rejected, "got _AnsibleTaggedStr".
+    result, runs = run(drifted(tmp_path), args)
+    assert result["failed"] and not runs
+    assert result["msg"] == message
+    assert "_Ansible" not in result["msg"] and "dict" not in result["msg"] and "<class" not in result["msg"]
 
 
 def test_a_background_job_is_refused_as_before(tmp_path):

@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import ERAS
-from ansible_collections.nodeops.numa_drift.plugins.modules import numa_drift_facts
+from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts, numa_drift_metrics
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     GIB,
     MIB,
@@ -302,3 +302,29 @@ def test_checkpoint_path_that_is_not_a_file(run, tmp_path, kind):
         assert path in result["msg"]
     else:
         assert result["numa_drift"]["verdict"] == "corrupt"
+
+
+RESERVED_MEMORY_TAKES = ("a mapping from NUMA node to limits ({0: {memory: 1Gi}}) or a list as kubelet's reservedMemory "
+                         "([{numaNode: 0, limits: {memory: 1Gi}}])")
+
+
+@pytest.mark.parametrize("module", [numa_drift_facts, kubelet_mm_checkpoint, numa_drift_metrics],
+                         ids=lambda module: module.__name__.rsplit(".", maxsplit=1)[-1])
+@pytest.mark.parametrize("options, message", [
+    # reserved_memory=5 on the command line: the module gets the string "5".
+    ({"reserved_memory": "5"}, "reserved_memory must be %s, got a string ('5')" % RESERVED_MEMORY_TAKES),
+    ({"reserved_memory": 5}, "reserved_memory must be %s, got an integer (5)" % RESERVED_MEMORY_TAKES),
+    ({"reserved_memory": {"0": "1Gi"}}, "reserved_memory[0]: limits must be a mapping of resource to quantity, got a string"),
+    ({"reserved_memory": {"0": {"memory": "1 Gi"}}}, "reserved_memory[0] memory: '1 Gi' is not a Kubernetes quantity (examples: 1Gi, 128Mi, 64Ki, "
+                                                     "500M, 4096)"),
+    ({"kubelet_flags": ["--v=2", 3]}, "kubelet_flags must be kubelet's command line as a string or a list of strings; item 2 is an integer (3)"),
+    ({"kubelet_release": "one"}, "kubelet_release: 'one' is not a kubelet release such as 1.34 or v1.34.4"),
+])
+def test_a_mistyped_node_option_fails_naming_it_and_what_it_takes(run, tmp_path, module, options, message):
+    # Not a verdict about the node (it used to be kubelet_config_rejected, rc 0, "got _AnsibleTaggedStr"): the task fails.
+    root = kaslr_node(tmp_path)
+    before = tree_snapshot(root)
+    result = run(module, dict(root=root, **options))
+    assert result["failed"] is True and "numa_drift" not in result
+    assert result["msg"] == message
+    assert tree_snapshot(root) == before

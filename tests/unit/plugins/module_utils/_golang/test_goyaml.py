@@ -148,7 +148,7 @@ def test_invalid_yaml_is_an_error_with_its_line(text, line, fragment):
 
 def test_a_document_that_is_not_a_mapping():
     assert load_mapping("- a\n") == (None, "the document is a list, not a mapping")
-    assert load_mapping("words\n", "KubeletConfiguration mapping") == (None, "the document is a str, not a KubeletConfiguration mapping")
+    assert load_mapping("words\n", "KubeletConfiguration mapping") == (None, "the document is a string, not a KubeletConfiguration mapping")
 
 
 # --------------------------------------------------------------------------- agreement with PyYAML

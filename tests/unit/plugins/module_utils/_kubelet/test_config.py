@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import OptionError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import go_ext, load_kubelet_settings, walk_config_dir
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import MemoryReservation
@@ -155,7 +156,7 @@ def test_yaml_outside_the_subset_with_explicit_values(tmp_path):
     "text, fragment",
     [
         ("- memoryManagerPolicy: Static\n", "is a list, not a KubeletConfiguration mapping"),
-        ("just words\n", "is a str, not a KubeletConfiguration mapping"),
+        ("just words\n", "the document is a string, not a KubeletConfiguration mapping"),
         ("memoryManagerPolicy: [Static\n", "not valid YAML"),
         ('{"kind": "Pod", "memoryManagerPolicy": "Static"}', "'Pod', not a KubeletConfiguration"),
         ("a: 1\n---\nb: 2\n", "line 2: more than one document is not supported"),
@@ -226,13 +227,14 @@ def test_unbalanced_quotes_in_flags_are_a_problem(tmp_path):
     assert any("cannot split kubelet flags" in problem for problem in settings.problems)
 
 
-def test_non_string_flags_are_problems(tmp_path):
-    settings = settings_for(tmp_path, flags=["--memory-manager-policy=Static", 5])
-    assert settings.policy == "Static"
-    assert settings.problems == ("kubelet flags: kubelet flag 5 is not a string",)
-    assert settings_for(tmp_path, flags={"a": 1}).problems == (
-        "kubelet flags: flags must be a list of arguments or a string, got dict",
-    )
+def test_non_string_flags_fail_naming_the_option_and_what_it_takes(tmp_path):
+    # The operator's mistake, not the node's: no verdict, the task fails (OptionError) naming kubelet_flags.
+    with pytest.raises(OptionError) as raised:
+        settings_for(tmp_path, flags=["--memory-manager-policy=Static", 5])
+    assert str(raised.value) == "kubelet_flags must be kubelet's command line as a string or a list of strings; item 2 is an integer (5)"
+    with pytest.raises(OptionError) as raised:
+        settings_for(tmp_path, flags={"a": 1})
+    assert str(raised.value) == "kubelet_flags must be kubelet's command line as a string or a list of strings, got a mapping"
 
 
 def test_flags_from_kubeadm_and_distribution_env_files(tmp_path):

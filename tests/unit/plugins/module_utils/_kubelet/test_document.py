@@ -35,7 +35,7 @@ def test_an_empty_document_is_an_empty_mapping(text):
 
 @pytest.mark.parametrize("text, problem", [
     ('["Static"]', "the document is a list, not a KubeletConfiguration mapping"),
-    ("42", "the document is a int, not a KubeletConfiguration mapping"),
+    ("42", "the document is an integer, not a KubeletConfiguration mapping"),
     ("- memoryManagerPolicy: Static\n", "the document is a list, not a KubeletConfiguration mapping"),
     ('{"kind": "Pod"}', "the document is a 'Pod', not a KubeletConfiguration"),
     ("kind: KubeletConfigurations\n", "the document is a 'KubeletConfigurations', not a KubeletConfiguration"),

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import OptionError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.layers import (
@@ -208,7 +209,10 @@ def test_empty_override_clears_reserved_memory(tmp_path):
     assert settings.reserved_memory == {}
 
 
-def test_bad_overrides_are_problems(tmp_path):
-    settings = settings_for(tmp_path, policy=["Static"], reserved_memory="0:memory=1Gi")
-    assert settings.policy == "None"
-    assert len(settings.problems) == 2
+def test_bad_overrides_fail_naming_each_option_and_what_it_takes(tmp_path):
+    with pytest.raises(OptionError) as raised:
+        settings_for(tmp_path, policy=["Static"], reserved_memory="0:memory=1Gi")
+    assert str(raised.value) == (
+        "policy must be a string (Static, None or BestEffort), got a list; reserved_memory must be a mapping from NUMA node "
+        "to limits ({0: {memory: 1Gi}}) or a list as kubelet's reservedMemory ([{numaNode: 0, limits: {memory: 1Gi}}]), "
+        "got a string ('0:memory=1Gi')")

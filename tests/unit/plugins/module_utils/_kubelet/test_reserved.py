@@ -86,7 +86,7 @@ def test_reserved_memory_config_list():
         ([{"numaNode": 0, "limits": {"memory": "99999999999Ei"}}], "does not fit in 64 bits"),
         ([{"numaNode": 0, "limits": {"memory": 2 ** 63}}], "signed 64-bit"),
         ([{"numaNode": 0, "limits": {"memory": True}}], "boolean"),
-        ([{"numaNode": 0, "limits": {"memory": float("inf")}}], "got float"),
+        ([{"numaNode": 0, "limits": {"memory": float("inf")}}], "got a number"),
         ([{"numaNode": 0, "limits": {"memory": "1 Gi"}}], "is not a Kubernetes quantity"),
     ],
 )
