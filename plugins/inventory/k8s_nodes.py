@@ -161,11 +161,14 @@ cache_timeout: 600
 """
 
 import json
+import os
 import re
 
 from ansible.errors import AnsibleParserError
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
+
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s_setup import kubeconfig_failure
 
 try:
     import kubernetes.client
@@ -360,6 +363,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     """Hosts from the Nodes of a Kubernetes cluster."""
 
     NAME = "nodeops.numa_drift.k8s_nodes"
+    _source = None
 
     def verify_file(self, path):
         if not super().verify_file(path):
@@ -372,6 +376,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     def parse(self, inventory, loader, path, cache=True):
         super().parse(inventory, loader, path, cache)
+        self._source = path
         self._read_config_data(path)
 
         cache_key = self.get_cache_key(path)
@@ -436,11 +441,10 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             kubernetes.config.load_kube_config(config_file=kubeconfig, context=context,
                                                client_configuration=configuration)
         except (kubernetes.config.ConfigException, OSError, ValueError, TypeError) as exc:
-            where = kubeconfig or "the default kubeconfig ($KUBECONFIG or ~/.kube/config)"
-            ctx = " (context %s)" % context if context else ""
-            raise AnsibleParserError(
-                "%s cannot load %s%s: %s; set kubeconfig/context, or host and api_key (K8S_AUTH_* also work)"
-                % (self.NAME, where, ctx, to_native(exc))) from None
+            source = os.path.basename(self._source or "") or "the inventory source"
+            raise AnsibleParserError("%s: %s; or set host and api_key (each also as K8S_AUTH_KUBECONFIG, K8S_AUTH_CONTEXT, K8S_AUTH_HOST, "
+                                     "K8S_AUTH_API_KEY)" % (self.NAME, kubeconfig_failure(kubeconfig, context, to_native(exc),
+                                                                                          settings=("kubeconfig in %s" % source, "context")))) from None
 
     def _list_node_pages(self, configuration):
         """Every page of GET /api/v1/nodes, as parsed JSON."""

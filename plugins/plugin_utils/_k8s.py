@@ -5,13 +5,16 @@
 
 Uses kubernetes.core's own client factory (same authentication as its modules: kubeconfig,
 context, ``K8S_AUTH_*``), imported when first needed so that nothing here is required unless a
-plugin talks to the API. Failures become ``ApiFailure`` with the server's message.
+plugin talks to the API. Failures become ``ApiFailure`` with the server's message; a client that cannot be set up
+names the kubeconfig file and the role's variables that choose it (``_k8s_setup``).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any, Callable, Dict, Mapping, Optional
+
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s_setup import kubeconfig_failure
 
 CONFLICT_RETRIES = 5
 
@@ -22,6 +25,20 @@ class ApiFailure(Exception):
     def __init__(self, message: str, status: int = 0) -> None:
         super().__init__(message)
         self.status = status
+
+
+def _is_config_error(error: BaseException) -> bool:
+    """Whether the Kubernetes client refused its configuration (kubeconfig, context, in-cluster), not the server."""
+    try:
+        from kubernetes.config import ConfigException  # pylint: disable=import-outside-toplevel
+    except ImportError:  # pragma: no cover - get_api_client needs it
+        return True
+    seen: Optional[BaseException] = error
+    while seen is not None:
+        if isinstance(seen, ConfigException):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _describe(error: Exception) -> ApiFailure:
@@ -48,7 +65,7 @@ class Api:
         try:
             self.client = get_api_client(**auth)
         except Exception as error:  # pylint: disable=broad-except  # any config problem, with its message
-            raise ApiFailure("could not create the API client: %s" % error)
+            raise ApiFailure(kubeconfig_failure(kubeconfig, context, str(error), config_error=_is_config_error(error)))
         self._resources: Dict[str, Any] = {}
 
     def _resource(self, api_version: str, kind: str) -> Any:

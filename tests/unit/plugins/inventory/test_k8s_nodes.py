@@ -436,15 +436,52 @@ def test_no_settings_fall_back_to_the_kubeconfig_environment_variable(tmp_path, 
     assert configuration.host == "https://one.example.invalid:6443"
 
 
-def test_missing_kubeconfig_is_a_clear_error(tmp_path):
+KUBECONFIG_ADVICE = ("; set kubeconfig in notready.k8s_nodes.yml to a readable kubeconfig file of the cluster and context to one of its "
+                     "contexts (unset: its current context); or set host and api_key (each also as K8S_AUTH_KUBECONFIG, K8S_AUTH_CONTEXT, "
+                     "K8S_AUTH_HOST, K8S_AUTH_API_KEY)")
+
+
+def kubeconfig_error(plugin):
+    """The message of the plugin's failure to set up its client, parsing the source notready.k8s_nodes.yml."""
+    plugin._source = "/srv/inventory/notready.k8s_nodes.yml"
+    with pytest.raises(AnsibleParserError) as raised:
+        plugin._client_configuration()
+    return str(raised.value)
+
+
+@pytest.fixture
+def no_kube_environment(monkeypatch, tmp_path):
+    for name in ("KUBERNETES_SERVICE_HOST", "KUBECONFIG", "K8S_AUTH_KUBECONFIG", "K8S_AUTH_HOST", "K8S_AUTH_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def test_missing_kubeconfig_names_the_path_and_the_option(tmp_path, no_kube_environment):
     missing = os.path.join(str(tmp_path), "nope", "kubeconfig")
-    with pytest.raises(AnsibleParserError, match=r"cannot load .*nope/kubeconfig"):
-        make_plugin(kubeconfig=missing)._client_configuration()
+    assert kubeconfig_error(make_plugin(kubeconfig=missing)) == (
+        "nodeops.numa_drift.k8s_nodes: the kubeconfig %s (kubeconfig in notready.k8s_nodes.yml) does not exist"
+        % missing + KUBECONFIG_ADVICE)
 
 
-def test_unknown_context_is_a_clear_error(tmp_path):
-    with pytest.raises(AnsibleParserError, match=r"\(context three\).*three"):
-        make_plugin(kubeconfig=write_kubeconfig(tmp_path), context="three")._client_configuration()
+def test_a_kubeconfig_that_cannot_be_read_names_the_path_and_the_option(tmp_path, no_kube_environment):
+    assert kubeconfig_error(make_plugin(kubeconfig=str(tmp_path))) == (
+        "nodeops.numa_drift.k8s_nodes: the kubeconfig %s (kubeconfig in notready.k8s_nodes.yml) cannot be read "
+        "(Is a directory)" % tmp_path + KUBECONFIG_ADVICE)
+
+
+def test_no_kubeconfig_at_all_names_the_default_path_and_the_option(tmp_path, monkeypatch, no_kube_environment):
+    monkeypatch.setattr(k8s_nodes.kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", "~/.kube/config")
+    assert kubeconfig_error(make_plugin()) == (
+        "nodeops.numa_drift.k8s_nodes: the kubeconfig %s/home/.kube/config (the default; kubeconfig in notready.k8s_nodes.yml "
+        "is not set) does not exist" % tmp_path + KUBECONFIG_ADVICE)
+
+
+def test_unknown_context_names_the_file_the_context_and_the_options(tmp_path, no_kube_environment):
+    path = write_kubeconfig(tmp_path)
+    assert kubeconfig_error(make_plugin(kubeconfig=path, context="three")) == (
+        "nodeops.numa_drift.k8s_nodes: cannot use the kubeconfig %s (kubeconfig in notready.k8s_nodes.yml) with "
+        "the context 'three' (context): Invalid kube-config file. Expected object with name three in %s/contexts list"
+        % (path, path) + KUBECONFIG_ADVICE)
 
 
 def test_missing_kubernetes_package_says_how_to_install_it(monkeypatch):
