@@ -122,6 +122,10 @@ notes:
     (for example node-problem-detector with a journal rule) publishes kubelet's error as a condition.
     Target C(notready) and let the C(nodeops.numa_drift.probe) playbook or the role decide per node.
   - The identity used needs C(list) on C(nodes) (cluster scope).
+  - When the Nodes cannot be listed (no usable kubeconfig, an API server that cannot be reached or refuses the
+    identity), the plugin's message is shown as the error and the run fails (exit status 1) instead of going on with
+    no hosts; the plugin turns on Ansible's C(any_unparsed_is_failed) setting of the C([inventory]) section for that
+    run, as AWX does for its inventory syncs.
 seealso:
   - name: Inventory guide of this collection
     description: Setting up the plugin, its groups and variables (docs/inventory.md).
@@ -164,6 +168,7 @@ import json
 import os
 import re
 
+from ansible import constants as C
 from ansible.errors import AnsibleParserError
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
@@ -390,11 +395,26 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             except KeyError:
                 update_cache = True
         if summaries is None:
-            summaries = self._fetch_summaries()
+            try:
+                summaries = self._fetch_summaries()
+            except AnsibleParserError as error:
+                self._fail_the_run(error)
         if update_cache:
             self._cache[cache_key] = summaries
 
         self._populate(summaries)
+
+    def _fail_the_run(self, error):
+        """Stop the run: a source that cannot list the Nodes is an error, not an empty inventory.
+
+        Ansible turns a failed inventory source into warnings and goes on with no hosts ("no hosts matched", exit 0)
+        unless ``[inventory] any_unparsed_is_failed`` is set. The targets of a remediation are the Nodes this source
+        lists, so none listed must not read as none to repair: the setting is turned on for this run, as AWX does for
+        every inventory sync, and the plugin's own message is the error shown (once; the warning that Ansible's
+        inventory manager adds points to it)."""
+        C.INVENTORY_ANY_UNPARSED_IS_FAILED = True
+        self.display.error(to_native(error))
+        raise AnsibleParserError("%s could not list the Nodes (the error above); the run stops" % self.NAME) from None
 
     def _fetch_summaries(self):
         if not HAS_KUBERNETES:

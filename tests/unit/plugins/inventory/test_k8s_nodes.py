@@ -7,10 +7,13 @@ itself parsing an inventory file with the API call replaced by canned NodeList p
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 import yaml
 
+from ansible import constants as C
 from ansible.errors import AnsibleParserError
 from ansible.inventory.data import InventoryData
 from ansible.parsing.dataloader import DataLoader
@@ -482,6 +485,50 @@ def test_unknown_context_names_the_file_the_context_and_the_options(tmp_path, no
         "nodeops.numa_drift.k8s_nodes: cannot use the kubeconfig %s (kubeconfig in notready.k8s_nodes.yml) with "
         "the context 'three' (context): Invalid kube-config file. Expected object with name three in %s/contexts list"
         % (path, path) + KUBECONFIG_ADVICE)
+
+
+def test_a_source_that_cannot_list_the_nodes_shows_its_message_as_the_error_and_fails_the_run(tmp_path, monkeypatch, no_kube_environment):
+    monkeypatch.setattr(C, "INVENTORY_ANY_UNPARSED_IS_FAILED", False)
+    plugin = make_plugin(kubeconfig=str(tmp_path / "missing"))
+    plugin._source = "/srv/inventory/notready.k8s_nodes.yml"
+    plugin._read_config_data = lambda path: None
+    shown = []
+    monkeypatch.setattr(plugin.display, "error", shown.append)
+    with pytest.raises(AnsibleParserError) as raised:
+        plugin.parse(InventoryData(), DataLoader(), "/srv/inventory/notready.k8s_nodes.yml", cache=False)
+    assert str(raised.value) == "nodeops.numa_drift.k8s_nodes could not list the Nodes (the error above); the run stops"
+    assert shown == ["nodeops.numa_drift.k8s_nodes: the kubeconfig %s/missing (kubeconfig in notready.k8s_nodes.yml) does not exist"
+                     % tmp_path + KUBECONFIG_ADVICE]
+    assert C.INVENTORY_ANY_UNPARSED_IS_FAILED is True  # Ansible's inventory manager then stops the run
+
+
+# The directory that holds ansible_collections/nodeops/numa_drift (the root conftest.py makes it for plain pytest).
+COLLECTIONS = os.path.dirname(os.path.dirname(os.path.dirname(list(sys.modules["ansible_collections.nodeops.numa_drift"].__path__)[0])))
+
+
+@pytest.mark.parametrize("command", ["ansible-playbook", "ansible-inventory"])
+def test_the_headline_command_with_no_kubeconfig_fails_with_the_plugins_message_once(tmp_path, command):
+    # It used to exit 0 ("skipping: no hosts matched") with the message among the parser warnings, unless the user had set
+    # [inventory] unparsed_is_failed. Nothing is set here but the collection's path.
+    source = tmp_path / "notready.k8s_nodes.yml"
+    source.write_text("plugin: nodeops.numa_drift.k8s_nodes\nreadiness: notready\n")
+    playbook = tmp_path / "site.yml"
+    playbook.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.ping:\n")
+    environment = {key: value for key, value in os.environ.items() if not key.startswith(("K8S_AUTH_", "ANSIBLE_", "KUBERNETES_"))
+                   and key != "KUBECONFIG"}
+    environment.update(ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_NOCOLOR="1", HOME=str(tmp_path / "home"),
+                       ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
+    arguments = [str(playbook)] if command == "ansible-playbook" else ["--graph"]
+    done = subprocess.run([os.path.join(os.path.dirname(sys.executable), command), "-i", str(source)] + arguments, env=environment,
+                          capture_output=True, text=True, timeout=120, check=False)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    message = ("[ERROR]: nodeops.numa_drift.k8s_nodes: the kubeconfig %s/home/.kube/config (the default; kubeconfig in notready.k8s_nodes.yml "
+               "is not set) does not exist" % tmp_path + KUBECONFIG_ADVICE)
+    assert said.count(message) == 1, said
+    assert said.count("does not exist") == 1, said
+    assert "[ERROR]: Completely failed to parse inventory source %s" % source in said
+    assert "no hosts matched" not in said
 
 
 def test_missing_kubernetes_package_says_how_to_install_it(monkeypatch):
