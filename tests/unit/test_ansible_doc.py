@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(list(coll
 PUBLIC = ["nodeops.numa_drift.kubelet_mm_checkpoint", "nodeops.numa_drift.numa_drift_facts",
           "nodeops.numa_drift.numa_drift_metrics"]
 INTERNAL = ["fleet_report", "guard_program", "node_cordon", "remediate_outcome", "remediate_plan",
-            "rollout_gate", "remediate_wait"]
+            "rollout_gate", "remediate_wait", "role_arguments"]
 
 
 def _doc(*args):
