@@ -36,12 +36,12 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_
     FACTS_OPTIONS_SPEC,
     OptionError,
     probe_arguments,
-    text_option_problems,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.options import check_overrides
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import type_problems
 
 display = Display()
 
@@ -95,7 +95,7 @@ class ActionModule(ActionBase):
     def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
-        mistyped = text_option_problems(self._task.args, FACTS_OPTIONS_SPEC)
+        mistyped = type_problems(FACTS_OPTIONS_SPEC, self._task.args)
         if mistyped:
             return dict(result, failed=True, msg="; ".join(mistyped))
         validated = ArgumentSpecValidator(FACTS_OPTIONS_SPEC).validate(dict(self._task.args))

@@ -6,7 +6,23 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import Any, Callable, Dict, List, Tuple
+
+from ansible.module_utils.common.parameters import DEFAULT_TYPE_VALIDATORS
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.options import given
+
+# What each type of an argument spec takes, in a user's words ("raw" takes anything).
+TYPE_WORDS = {
+    "str": "a string",
+    "path": "a path (a string)",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "a boolean (true or false)",
+    "list": "a list",
+    "dict": "a mapping",
+}
 
 
 def set_host_facts(action: Any, result: Dict[str, Any], facts: Dict[str, Any]) -> Dict[str, Any]:
@@ -39,3 +55,22 @@ def call_within(seconds: float, function: Callable[[], Any], name: str) -> Tuple
     thread.start()
     thread.join(seconds)
     return not thread.is_alive(), box[0]
+
+
+def type_problems(spec: Mapping[str, Mapping[str, Any]], values: Mapping[str, Any]) -> List[str]:
+    """One line per value (of an option of ``spec``) that is not of its option's type: the name, what it takes, what it
+    got (``read_timeout must be an integer, got a string ('abc')``), where Ansible would say ``is of type str and we were
+    unable to convert to int``, or pass a list given to a string option on as its Python text."""
+    problems = []
+    for name in sorted(values):
+        wanted = (spec.get(name) or {}).get("type", "str")
+        value = values[name]
+        if name not in spec or wanted not in TYPE_WORDS or value is None:
+            continue
+        try:
+            if wanted in ("str", "path") and isinstance(value, (Mapping, list, tuple)):
+                raise TypeError(name)
+            DEFAULT_TYPE_VALIDATORS[wanted](value)
+        except (TypeError, ValueError):
+            problems.append("%s must be %s, got %s" % (name, TYPE_WORDS[wanted], given(value)))
+    return problems

@@ -19,22 +19,11 @@ from typing import Any, Dict, List, Mapping
 import yaml
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.module_utils.common.parameters import DEFAULT_TYPE_VALIDATORS
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.options import given
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import type_problems
 
 SPEC_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                          "roles", "remediate", "meta", "argument_specs.yml")
-# What each type of an argument spec takes, in a user's words ("raw" takes anything).
-TYPE_WORDS = {
-    "str": "a string",
-    "path": "a path (a string)",
-    "int": "an integer",
-    "float": "a number",
-    "bool": "a boolean (true or false)",
-    "list": "a list",
-    "dict": "a mapping",
-}
 
 
 def role_options(entry_point: str = "main", spec_file: str = SPEC_FILE) -> Dict[str, Dict[str, Any]]:
@@ -46,30 +35,12 @@ def role_options(entry_point: str = "main", spec_file: str = SPEC_FILE) -> Dict[
     return dict(specs[entry_point].get("options") or {})
 
 
-def _type_problem(name: str, option: Mapping[str, Any], value: Any) -> List[str]:
-    wanted = option.get("type", "str")
-    if wanted not in TYPE_WORDS or value is None:
-        return []
-    if wanted in ("str", "path") and not isinstance(value, str) and isinstance(value, (Mapping, list, tuple)):
-        return ["%s must be %s, got %s" % (name, TYPE_WORDS[wanted], given(value))]  # Ansible would take its Python text
-    try:
-        DEFAULT_TYPE_VALIDATORS[wanted](value)
-    except (TypeError, ValueError):
-        return ["%s must be %s, got %s" % (name, TYPE_WORDS[wanted], given(value))]
-    return []
-
-
 def role_variable_problems(options: Mapping[str, Mapping[str, Any]], values: Mapping[str, Any]) -> List[str]:
     """One line per variable that does not fit the spec: its name, what it takes, what it got; then Ansible's own
     words for the rest (choices, list elements) of the variables whose type fits."""
     given_values = {name: values[name] for name in options if name in values}
-    problems: List[str] = []
-    fitting = {}
-    for name, value in sorted(given_values.items()):
-        mistyped = _type_problem(name, options[name], value)
-        problems.extend(mistyped)
-        if not mistyped:
-            fitting[name] = value
+    problems = type_problems(options, given_values)
+    fitting = {name: value for name, value in given_values.items() if not type_problems(options, {name: value})}
     rules = {name: {key: item for key, item in option.items() if key not in ("description", "default")}
              for name, option in options.items() if name in fitting}
     problems.extend(ArgumentSpecValidator(rules).validate(fitting).error_messages)

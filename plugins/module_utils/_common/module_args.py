@@ -5,10 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Dict, List
-
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.kinds import kind_of
+from typing import Any, Dict
 
 
 class OptionError(ValueError):
@@ -35,11 +32,3 @@ FACTS_OPTIONS_SPEC: Dict[str, Dict[str, Any]] = dict(NODE_OPTIONS_SPEC, read_tim
 def probe_arguments(params: Dict[str, Any]) -> Dict[str, Any]:
     """The keyword arguments of ``_probe.probe`` (after the node's files, found under ``root``) from module parameters."""
     return {name: params[name] for name in NODE_OPTIONS_SPEC if name != "root"}
-
-
-def text_option_problems(arguments: Mapping[str, Any], spec: Mapping[str, Mapping[str, Any]]) -> List[str]:
-    """A list or mapping given to an option that takes a string or a path (which Ansible would turn into its Python
-    text, ``"{'a': 1}"``), named with what the option takes; checked on the arguments as the task gave them."""
-    return ["%s must be a %s, got %s" % (name, "path" if spec[name].get("type") == "path" else "string", kind_of(arguments[name]))
-            for name in sorted(arguments) if name in spec and spec[name].get("type") in ("str", "path")
-            and isinstance(arguments[name], (Mapping, list, tuple))]

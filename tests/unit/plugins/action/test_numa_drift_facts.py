@@ -163,14 +163,16 @@ def test_an_unknown_option_is_refused_before_anything_is_sent_listing_the_suppor
     ({"kubelet_flags": {"--v": 2}}, "kubelet_flags must be kubelet's command line as a string or a list of strings, got a mapping"),
     ({"policy": {"name": "Static"}}, "policy must be a string, got a mapping"),
     ({"drift_bound": ["128Mi"]}, "drift_bound must be a string, got a list"),
-    ({"kubelet_config": ["/etc/kubernetes/kubelet.yaml"]}, "kubelet_config must be a path, got a list"),
+    ({"kubelet_config": ["/etc/kubernetes/kubelet.yaml"]}, "kubelet_config must be a path (a string), got a list"),
+    # Ansible would say "argument 'read_timeout' is of type str and we were unable to convert to int".
+    ({"read_timeout": "two minutes"}, "read_timeout must be an integer, got a string ('two minutes')"),
 ])
 def test_an_option_of_the_wrong_type_fails_naming_it_and_what_it_takes_before_anything_is_sent(tmp_path, args, message):
     # reserved_memory=5 used to read the node and answer rc 0, verdict kubelet_config_rejected, "got _AnsibleTaggedStr".
     result, runs = run(drifted(tmp_path), args)
     assert result["failed"] and not runs
     assert result["msg"] == message
-    assert "_Ansible" not in result["msg"] and "dict" not in result["msg"] and "<class" not in result["msg"]
+    assert "_Ansible" not in result["msg"] and "dict" not in result["msg"] and "<class" not in result["msg"] and "of type" not in result["msg"]
 
 
 def test_a_background_job_is_refused_as_before(tmp_path):
