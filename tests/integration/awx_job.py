@@ -124,7 +124,7 @@ def inventory_script(path: str, inventory: Dict[str, Any]) -> None:
 
 
 class Image:
-    """An execution environment image built by execution-environment/build_local.py (its JSON summary)."""
+    """An execution environment image built by tests/integration/ee_build.py (its JSON summary)."""
 
     def __init__(self, summary: Dict[str, Any]) -> None:
         self.tag = summary["image"]

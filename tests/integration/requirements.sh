@@ -7,7 +7,7 @@
 #   chromium                  the fleet report is rendered in a headless browser
 #   podman, runc, debootstrap the AWX execution environment image is built (ansible-builder with podman, on a
 #                             debootstrap'd base image) and the probe job runs inside it
-#                             (execution-environment/build_local.py, tests/integration/test_execution_environment.py)
+#                             (tests/integration/ee_build.py, tests/integration/test_execution_environment.py)
 #   etcd (etcd-server)        the real control plane's store: kube-apiserver (built from the Go module proxy)
 #                             + etcd on loopback (tests/integration/controlplane.py)
 # Idempotent (tests/apt-requirements.sh does the work).

@@ -4,10 +4,10 @@
 
 ``ansible-builder create`` writes the build context from execution-environment/execution-environment.yml
 and ``ansible-builder introspect`` reads the collection's meta/execution-environment.yml the way a build
-does. Then execution-environment/build_local.py builds the image for real (debootstrap'd Debian base
+does. Then tests/integration/ee_build.py builds the image for real (debootstrap'd Debian base
 imported into podman, ``ansible-builder build`` with podman; cached by key) and the probe job template
 runs inside it through ansible-runner's process isolation against the sandbox fleet. Where podman or
-root is missing the image tests are SKIPPED with build_local.py's reason.
+root is missing the image tests are SKIPPED with ee_build.py's reason.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ansible_collections.nodeops.numa_drift.tests.support.scenario import checkp
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILDER = os.path.join(os.path.dirname(sys.executable), "ansible-builder")
 EE_DIR = os.path.join(CHECKOUT, "execution-environment")
-BUILD_LOCAL = os.path.join(EE_DIR, "build_local.py")
+BUILD_LOCAL = os.path.join(CHECKOUT, "tests", "integration", "ee_build.py")
 
 
 def builder(*args: str, cwd: str) -> str:

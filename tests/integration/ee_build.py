@@ -2,9 +2,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Build the execution environment of execution-environment.yml on this machine, with no registry.
 
-    python execution-environment/build_local.py            build (or reuse) the image; print a JSON summary
-    python execution-environment/build_local.py --check    exit 3 and say why when it cannot build here
-    python execution-environment/build_local.py --key      print the cache keys, build nothing
+    python tests/integration/ee_build.py            build (or reuse) the image; print a JSON summary
+    python tests/integration/ee_build.py --check    exit 3 and say why when it cannot build here
+    python tests/integration/ee_build.py --key      print the cache keys, build nothing
 
 What it does (docs/awx.md, "Building the execution environment locally"):
 
@@ -55,8 +55,8 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CHECKOUT = os.path.dirname(HERE)
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.join(CHECKOUT, "execution-environment")
 BIN = os.path.dirname(os.path.abspath(sys.executable))
 SUITE = "bookworm"
 # The base root: what ansible-builder's scripts need (python3 with pip: Debian's pip, because Debian
@@ -140,7 +140,7 @@ def read_int(path: str, default: int) -> int:
 
 def containers_conf() -> str:
     """A containers.conf with ulimits this process may grant (podman's defaults can exceed them)."""
-    lines = ["# Written by execution-environment/build_local.py", "[containers]"]
+    lines = ["# Written by tests/integration/ee_build.py", "[containers]"]
     limits = []
     for name, which, cap in (("nofile", resource.RLIMIT_NOFILE, read_int("/proc/sys/fs/nr_open", 1048576)),
                              ("nproc", resource.RLIMIT_NPROC, read_int("/proc/sys/kernel/pid_max", 32768))):
@@ -375,7 +375,7 @@ def build(rebuild: bool = False) -> Dict[str, Any]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         log = os.path.join(root, "build.log")
         with open(log, "w", encoding="utf-8") as handle:
-            handle.write("build_local.py at %s\n" % time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            handle.write("ee_build.py at %s\n" % time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         key_b = base_key()
         base_tag = ensure_base(key_b, log, timings)
         work = tempfile.mkdtemp(prefix="context-", dir=root)
