@@ -6,12 +6,15 @@
 A temporary copy of the checkout (its tracked and not-ignored files) gets what a run of
 ``scripts/demo.sh`` and a developer's tools leave beside it: ``numa-drift-demo/`` with fake nodes,
 logs, backups, the sandbox kubeconfig and symlinks, ``tests/output/``, ``scratch/``. The built
-tarball must hold none of it, no development-only test tooling and no symlink, and still ship
-what ansible-test needs from ``tests/``.
+tarball must hold none of it, no development-only test tooling, build helper, molecule scenario or
+changelog fragment, and no symlink, and still ship what ansible-test needs from ``tests/``. Its README is
+docs/collection-readme.md (the repository's README.md is about the checkout).
+tests/integration/test_installed_collection.py installs the tarball and runs what it ships.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -99,8 +102,24 @@ def test_no_development_only_test_tooling(members):
     assert sorted(name for name in members if name.startswith(tooling)) == []
 
 
+def test_nothing_that_needs_the_checkout(members):
+    needs_checkout = ("README.md", "execution-environment/", "extensions/molecule/", "changelogs/fragments/", "changelogs/config.yaml",
+                      "scripts/", "tests/unit/test_collection_build.py", "tests/unit/test_go_", "tests/unit/test_vm_",
+                      "tests/unit/test_test_stages.py", "tests/unit/test_node_parity.py", "tests/unit/test_words.py")
+    assert sorted(name for name in members if name.startswith(needs_checkout) or name.endswith(".whl")) == []
+
+
+def test_the_readme_is_the_installed_collections(members, tarball):
+    with tarfile.open(tarball) as archive:
+        manifest = json.load(archive.extractfile("MANIFEST.json"))
+        readme = archive.extractfile(manifest["collection_info"]["readme"]).read().decode("utf-8")
+    assert manifest["collection_info"]["readme"] == "docs/collection-readme.md"
+    assert "scripts/" not in readme and "ansible-playbook" in readme
+
+
 def test_ships_the_product_and_what_ansible_test_needs(members):
-    for name in ("MANIFEST.json", "FILES.json", "README.md", "meta/runtime.yml", "plugins/modules/numa_drift_facts.py",
+    for name in ("MANIFEST.json", "FILES.json", "docs/collection-readme.md", "changelogs/changelog.yaml", "meta/runtime.yml",
+                 "plugins/modules/numa_drift_facts.py",
                  "plugins/modules/kubelet_mm_checkpoint.py", "roles/remediate/tasks/main.yml",
                  "playbooks/remediate.yml", "docs/safety.md", "tests/config.yml", "extensions/rbac/nodeops-numa-drift.yml",
                  "tests/fixtures/kubelet-checkpoints.json", "tests/unit/plugins/module_utils/_policy/test_drift.py"):
