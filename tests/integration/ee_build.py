@@ -13,17 +13,17 @@ What it does (docs/awx.md, "Building the execution environment locally"):
    bundle replaces the root's ``/etc/ssl/certs/ca-certificates.crt`` (a TLS-intercepting proxy's
    CA is trusted by pip in the build as on the host), as your organisation's base image would.
    The root is kept as ``base-<key>.tar`` in the cache: a lost image is re-imported in seconds.
-2. **Execution environment.** ``ansible-builder build`` of execution-environment.yml with only
-   what a registry-less, Galaxy-less machine needs changed: the base image above, and the
-   collections as files in the build context (the "Air-gapped build" of docs/awx.md: this
-   checkout built with ``ansible-galaxy collection build``, ``kubernetes.core`` copied from the
-   installed one). Python packages come from PyPI through the host network
-   (``--network=host``), with the host's ``PIP_INDEX_URL``/``PIP_EXTRA_INDEX_URL`` (http/https only)
-   and proxy variables. Tagged ``localhost/nodeops-numa-drift-ee:<key>``.
+2. **Execution environment.** docs/awx.md's documented command, as written, in a copy of the
+   checkout's files (what a fresh clone holds): ``EE_BASE_IMAGE=<the base above> bash
+   execution-environment/build.sh -t localhost/numa-drift-ee:<key>`` with the options docs/awx.md gives
+   for a Debian base (``--build-arg PKGMGR=/usr/bin/apt-get --build-arg PKGMGR_PRESERVE_CACHE=always``)
+   and for this machine's podman (``--extra-build-cli-args "--network=host --pull=never"``). build.sh
+   builds the collection tarball, copies the installed ``kubernetes.core`` and runs ``ansible-builder
+   build``; nothing in the definition is changed. Python packages come from PyPI through the host network.
 
 The keys are sha256 digests: the base key of the recipe below and the CA bundle; the EE key of the
-base key, the definition and requirements files, the collections' FILES.json and ansible-builder's
-version. An image whose key exists is reused (nothing is built); after a build, older keys are
+base image, execution-environment/'s files, the collections' FILES.json, ansible-builder's version and
+the options above. An image whose key exists is reused (nothing is built); after a build, older keys are
 removed from podman and the cache.
 
 Cache: ``$NUMA_DRIFT_EE_CACHE`` or ``~/.cache/nodeops-numa-drift/ee``. Needs root, podman,
@@ -53,7 +53,6 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional
 
-import yaml
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(CHECKOUT, "execution-environment")
@@ -66,7 +65,14 @@ BASE_PACKAGES = ["python3", "python3-pip", "ca-certificates", "openssh-client"]
 # Bump when the recipe changes in a way the lists above do not show.
 BASE_RECIPE_VERSION = "1"
 BASE_REPOSITORY = "localhost/nodeops-numa-drift-ee-base"
-EE_REPOSITORY = "localhost/nodeops-numa-drift-ee"
+EE_REPOSITORY = "localhost/numa-drift-ee"
+# What execution-environment/build.sh hashes into the image besides the collections.
+DEFINITION_FILES = ("build.sh", "execution-environment.yml", "requirements.txt", "requirements.yml")
+# docs/awx.md's additions for a Debian base image (apt-get, not dnf; ansible-builder's "$PKGMGR clean all" is a
+# dnf command) and for this machine's podman (the base image is local; pip reaches PyPI through the host's network).
+DEBIAN_BUILD_OPTIONS = ["--container-runtime", "podman", "-v", "2",
+                        "--build-arg", "PKGMGR=/usr/bin/apt-get", "--build-arg", "PKGMGR_PRESERVE_CACHE=always",
+                        "--extra-build-cli-args", "--network=host --pull=never"]
 SKIP_EXIT = 3
 
 
@@ -252,21 +258,22 @@ def checkout_files() -> Optional[List[str]]:
     return [name for name in names if name and os.path.isfile(os.path.join(CHECKOUT, name))]
 
 
-def build_collection(output: str, log: str) -> str:
-    """``ansible-galaxy collection build`` of the checkout's files (not of stray local ones such as a venv)."""
-    source = CHECKOUT
+def clone(target: str) -> str:
+    """A copy of the checkout's files (not of stray local ones such as a venv), as a fresh clone would hold."""
     names = checkout_files()
-    staging = tempfile.mkdtemp(prefix="collection-", dir=output)
-    try:
-        if names is not None:
-            source = staging
-            for name in names:
-                target = os.path.join(staging, name)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                shutil.copy2(os.path.join(CHECKOUT, name), target)
-        run_logged([tool("ansible-galaxy"), "collection", "build", "--force", "--output-path", output, source], log, timeout=600)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    if names is None:
+        shutil.copytree(CHECKOUT, target, symlinks=True, ignore=shutil.ignore_patterns(".git", ".venv*", "tests/output", "__pycache__"))
+        return target
+    for name in names:
+        destination = os.path.join(target, name)
+        os.makedirs(os.path.dirname(destination), exist_ok=True)
+        shutil.copy2(os.path.join(CHECKOUT, name), destination)
+    return target
+
+
+def build_collection(source: str, output: str, log: str) -> str:
+    """``ansible-galaxy collection build`` of ``source``; the tarball's path."""
+    run_logged([tool("ansible-galaxy"), "collection", "build", "--force", "--output-path", output, source], log, timeout=600)
     return sorted(glob.glob(os.path.join(output, "nodeops-numa_drift-*.tar.gz")))[-1]
 
 
@@ -278,63 +285,25 @@ def tarball_files_json(tarball: str) -> bytes:
         return member.read()
 
 
-def host_pip_settings() -> List[str]:
-    """ENV lines handing the host's package index settings to pip in the build (local file:// ones do not apply)."""
-    lines = []
-    for name in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
-        urls = [url for url in os.environ.get(name, "").split() if url.startswith(("http://", "https://"))]
-        if urls:
-            lines.append("ENV %s=%s" % (name, json.dumps(" ".join(urls))))
-    return lines
-
-
-def local_definition(base_tag: str, collections: List[Dict[str, str]]) -> Dict[str, Any]:
-    """execution-environment.yml with the local base image and the collections from the build context."""
-    with open(os.path.join(HERE, "execution-environment.yml"), encoding="utf-8") as handle:
-        definition = yaml.safe_load(handle)
-    definition["images"]["base_image"]["name"] = base_tag
-    definition["dependencies"]["galaxy"] = {"collections": collections}
-    definition.setdefault("additional_build_files", []).append({"src": "collections", "dest": "collections"})
-    options = definition.setdefault("options", {})
-    # Debian's package manager; no system package is needed (no bindep requirements), and
-    # PKGMGR_PRESERVE_CACHE=always skips ansible-builder's "$PKGMGR clean all" (a dnf command).
-    options.setdefault("package_manager_path", "/usr/bin/apt-get")
-    # pip comes with the base image (python3-pip): ansible-builder's pip step runs ensurepip, which
-    # Debian disables for the system Python ("ensurepip is disabled in Debian/Ubuntu").
-    options.setdefault("skip_pip_install", True)
-    definition.setdefault("build_arg_defaults", {}).update({
-        "PKGMGR_PRESERVE_CACHE": "always",
-        # Everything is in the build context: never ask a Galaxy server.
-        "ANSIBLE_GALAXY_CLI_COLLECTION_OPTS": "--offline",
-    })
-    pip_lines = host_pip_settings()
-    if pip_lines:
-        definition.setdefault("additional_build_steps", {}).setdefault("prepend_base", []).extend(pip_lines)
-    return definition
-
-
-def prepare_context(work: str, base_tag: str, log: str) -> Dict[str, Any]:
-    """The build directory (definition, requirements, collections) and its digest inputs."""
-    collections_dir = os.path.join(work, "collections")
-    os.makedirs(collections_dir)
-    tarball = build_collection(collections_dir, log)
+def ee_key(source: str, base_tag: str, work: str, log: str) -> Dict[str, Any]:
+    """The digest of what the image is built from: the base, execution-environment/ as it is, both collections, ansible-builder."""
+    tarball = build_collection(source, os.path.join(work, "key"), log)
     kubernetes_core = installed_collection("kubernetes.core")
-    shutil.copytree(kubernetes_core, os.path.join(collections_dir, "kubernetes.core"), ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    collections = [
-        {"name": "collections/%s" % os.path.basename(tarball), "type": "file"},
-        {"name": "collections/kubernetes.core", "type": "dir"},
-    ]
-    shutil.copyfile(os.path.join(HERE, "requirements.txt"), os.path.join(work, "requirements.txt"))
-    definition = local_definition(base_tag, collections)
-    text = yaml.safe_dump(definition, sort_keys=False)
-    with open(os.path.join(work, "execution-environment.yml"), "w", encoding="utf-8") as handle:
-        handle.write(text)
-    with open(os.path.join(kubernetes_core, "MANIFEST.json"), "rb") as handle:
-        kubernetes_manifest = handle.read()
     builder_version = subprocess.run([tool("ansible-builder"), "--version"], check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
-    key = sha256_of(text.encode("utf-8"), read_bytes(os.path.join(HERE, "requirements.txt")), tarball_files_json(tarball),
-                    kubernetes_manifest, read_bytes(os.path.join(kubernetes_core, "FILES.json")), builder_version.encode("utf-8"))
-    return {"key": key, "definition": os.path.join(work, "execution-environment.yml"), "ansible_builder": builder_version}
+    definition = [read_bytes(os.path.join(source, "execution-environment", name)) for name in DEFINITION_FILES]
+    key = sha256_of(base_tag.encode("utf-8"), *definition, tarball_files_json(tarball),
+                    read_bytes(os.path.join(kubernetes_core, "MANIFEST.json")), read_bytes(os.path.join(kubernetes_core, "FILES.json")),
+                    builder_version.encode("utf-8"), json.dumps(DEBIAN_BUILD_OPTIONS).encode("utf-8"))
+    return {"key": key, "ansible_builder": builder_version}
+
+
+def documented_build(source: str, base_tag: str, tag: str, log: str) -> None:
+    """docs/awx.md's command, as written, in the clone: ``EE_BASE_IMAGE=<base> bash execution-environment/build.sh -t <tag> ...``.
+
+    The options added are the ones docs/awx.md gives for a Debian base image and this machine's podman."""
+    command = ["bash", os.path.join(source, "execution-environment", "build.sh"), "-t", tag] + DEBIAN_BUILD_OPTIONS
+    env = dict(podman_env(), EE_BASE_IMAGE=base_tag, PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    run_logged(command, log, timeout=3600, env=env, cwd=source)
 
 
 def prune(repository: str, keep: str, pattern: str) -> None:
@@ -380,17 +349,15 @@ def build(rebuild: bool = False) -> Dict[str, Any]:
         base_tag = ensure_base(key_b, log, timings)
         work = tempfile.mkdtemp(prefix="context-", dir=root)
         try:
-            prepared = prepare_context(work, base_tag, log)
+            source = clone(os.path.join(work, "clone"))
+            prepared = ee_key(source, base_tag, work, log)
             ee_tag = "%s:%s" % (EE_REPOSITORY, prepared["key"])
             reused = image_exists(ee_tag) and not rebuild
             if not reused:
                 dangling_before = dangling_images()
-                say("ansible-builder build %s (log %s)" % (ee_tag, log))
+                say("EE_BASE_IMAGE=%s bash execution-environment/build.sh -t %s (log %s)" % (base_tag, ee_tag, log))
                 build_started = time.monotonic()
-                run_logged([tool("ansible-builder"), "build", "-f", prepared["definition"], "-c", os.path.join(work, "context"),
-                            "-t", ee_tag, "--container-runtime", "podman", "-v", "2",
-                            "--extra-build-cli-args", "--network=host --pull=never"],
-                           log, timeout=3600, env=dict(podman_env(), PATH=BIN + os.pathsep + os.environ.get("PATH", "")), cwd=work)
+                documented_build(source, base_tag, ee_tag, log)
                 timings["ansible_builder"] = round(time.monotonic() - build_started, 1)
                 prune(EE_REPOSITORY, prepared["key"], "ee-*.json")
                 prune(BASE_REPOSITORY, key_b, "base-*.tar")

@@ -4,16 +4,20 @@
 
 ``ansible-builder create`` writes the build context from execution-environment/execution-environment.yml
 and ``ansible-builder introspect`` reads the collection's meta/execution-environment.yml the way a build
-does. Then tests/integration/ee_build.py builds the image for real (debootstrap'd Debian base
-imported into podman, ``ansible-builder build`` with podman; cached by key) and the probe job template
-runs inside it through ansible-runner's process isolation against the sandbox fleet. Where podman or
-root is missing the image tests are SKIPPED with ee_build.py's reason.
+does; execution-environment/build.sh refuses, naming what to set, while the base image is the placeholder.
+Then tests/integration/ee_build.py builds the image for real with docs/awx.md's command as written
+(``EE_BASE_IMAGE=... bash execution-environment/build.sh``, on a debootstrap'd Debian base imported into
+podman; cached by key) and the probe job template runs inside it through ansible-runner's process
+isolation against the sandbox fleet. Where podman or root is missing the image tests are SKIPPED with
+ee_build.py's reason.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pathlib
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -49,8 +53,41 @@ def test_builder_creates_the_build_context_with_our_python_and_collection_requir
     with open(context / "_build" / "requirements.txt", encoding="utf-8") as handle:
         assert {"kubernetes", "jmespath"} <= requirement_names(handle)
     with open(context / "_build" / "requirements.yml", encoding="utf-8") as handle:
-        collections = {entry["name"] for entry in yaml.safe_load(handle)["collections"]}
-    assert collections == {"kubernetes.core", "nodeops.numa_drift"}
+        collections = {entry["name"]: entry["type"] for entry in yaml.safe_load(handle)["collections"]}
+    # Both collections from the build context (build.sh fills collections/): no Galaxy, and the tarball
+    # named is the one `ansible-galaxy collection build` makes of this version.
+    assert collections == {"collections/nodeops-numa_drift-%s.tar.gz" % galaxy_version(): "file", "collections/kubernetes.core": "dir"}
+    with open(context / "Dockerfile", encoding="utf-8") as handle:
+        assert 'ARG ANSIBLE_GALAXY_CLI_COLLECTION_OPTS="--offline"' in handle.read()
+
+
+def galaxy_version() -> str:
+    with open(os.path.join(CHECKOUT, "galaxy.yml"), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)["version"]
+
+
+def build_sh(tmp_path: pathlib.Path, **env: str) -> subprocess.CompletedProcess:
+    """execution-environment/build.sh of a copy of the definition, with ansible-galaxy and ansible-builder on PATH."""
+    copy = tmp_path / "execution-environment"
+    copy.mkdir()
+    for name in ("build.sh", "execution-environment.yml", "requirements.txt", "requirements.yml"):
+        shutil.copyfile(os.path.join(EE_DIR, name), copy / name)
+    environ = {name: value for name, value in os.environ.items() if name != "EE_BASE_IMAGE"}
+    environ.update(env, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    return subprocess.run(["bash", str(copy / "build.sh"), "-t", "numa-drift-ee:test"], check=False, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=environ, timeout=120)
+
+
+def test_build_refuses_the_placeholder_base_image_saying_what_to_set(tmp_path) -> None:
+    completed = build_sh(tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    assert "no base image: set EE_BASE_IMAGE to an image of your registry with Python >= 3.12 and pip" in completed.stderr
+    assert "images.base_image.name" in completed.stderr
+    (tmp_path / "again").mkdir()
+    placeholder = build_sh(tmp_path / "again", EE_BASE_IMAGE="registry.example.invalid/ansible/ee-base:latest")
+    assert placeholder.returncode == 2 and "is a placeholder: set it to your base image" in placeholder.stderr, placeholder.stderr
+    # Nothing was built or copied before the refusal.
+    assert not (tmp_path / "execution-environment" / "collections").exists()
 
 
 def test_builder_introspection_finds_the_collections_python_dependencies(tmp_path) -> None:
@@ -86,9 +123,7 @@ def podman_run(summary: Dict[str, Any], *command: str) -> str:
 
 
 def test_built_image_holds_ansible_and_this_checkouts_collection(image: Dict[str, Any], tmp_path) -> None:
-    with open(os.path.join(CHECKOUT, "galaxy.yml"), encoding="utf-8") as handle:
-        version = yaml.safe_load(handle)["version"]
-    assert image["collections"]["nodeops.numa_drift"] == version
+    assert image["collections"]["nodeops.numa_drift"] == galaxy_version()
     assert tuple(int(part) for part in image["collections"]["kubernetes.core"].split(".")[:2]) >= (5, 0)
     assert tuple(int(part) for part in image["ansible_core"].split(".")[:2]) >= (2, 19)
     assert image["ansible_runner"]
