@@ -237,7 +237,8 @@ def test_a_program_the_controller_knows_by_its_identity_is_not_run_again(tmp_pat
     first = gathered(tmp_path / "node", {"version": "/usr/bin/kubelet"})["/usr/bin/kubelet"]["version"]
     known = {"/usr/bin/kubelet": dict(first, output="v1.36.3")}
     again = plan_reader.read_plan(str(tmp_path / "node"), [{"version": "/usr/bin/kubelet"}], {}, known=known)
-    assert again["/usr/bin/kubelet"]["version"] == known["/usr/bin/kubelet"] and marker.read_text() == "run\n"
+    # The controller's record back, marked as remembered (the facts' release_source says so), and the program not run.
+    assert again["/usr/bin/kubelet"]["version"] == dict(known["/usr/bin/kubelet"], remembered=True) and marker.read_text() == "run\n"
     stale = {"/usr/bin/kubelet": dict(first, identity="1:2:3:4")}
     plan_reader.read_plan(str(tmp_path / "node"), [{"version": "/usr/bin/kubelet"}], {}, known=stale)
     assert marker.read_text() == "run\nrun\n"
