@@ -395,17 +395,18 @@ def boot_one(vm_dir: str) -> dict:
             log("%s: boot %d (slot %d), NUMA MiB %s, ssh 127.0.0.1:%d" % (vm["name"], number, slot, vm["numa_mib"], vm["ssh_port"]))
             try:
                 record["ssh_seconds"] = round(wait_for_ssh(vm, serial_log, started), 1)
+                record["numa_memtotal_kb"] = guest_numa(vm)
+                record["kernel_image_node"] = kernel_image_node(vm)
                 break
-            except KernelFailedToBoot as failure:
-                # A TCG guest starved of CPU by a busy host can fail early timer checks or hang: boot once more.
+            except (KernelFailedToBoot, subprocess.TimeoutExpired) as failure:
+                # A TCG guest starved of CPU by a busy host can fail early timer checks or hang, also just after its
+                # SSH first answers (the first reads then time out: a CI run of 2026-12-06): boot once more.
                 kill_qemu(vm)
                 os.replace(serial_log, serial_log[:-len(".log")] + "-failed.log")
                 if boot_try == 2:
                     raise
                 log("%s; booting once more" % failure)
     record["started_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
-    record["numa_memtotal_kb"] = guest_numa(vm)
-    record["kernel_image_node"] = kernel_image_node(vm)
     vm["boots"].append(record)
     save(vm_dir, vm)
     log("%s: SSH after %.1f s; MemTotal kB per node %s; kernel image on node %s"
