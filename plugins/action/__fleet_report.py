@@ -46,6 +46,11 @@ ARGUMENT_SPEC = {
 }
 
 
+def _padded(values: List[Any], count: int, fill: Any) -> List[Any]:
+    """``values`` as one per host: ``fill`` for the hosts the list does not reach."""
+    return list(values) + [fill] * (count - len(values))
+
+
 class ActionModule(ActionBase):
     """Looks up the pinned pods' names (once per UID, per node), then builds the report."""
 
@@ -58,7 +63,7 @@ class ActionModule(ActionBase):
         hosts = args["hosts"]
         if len(args["outcomes"]) != len(hosts):
             return dict(result, failed=True, msg="fleet_report: %d hosts but %d outcomes" % (len(hosts), len(args["outcomes"])))
-        names = [str(name) if name else "" for name in args["node_names"]] + [""] * (len(hosts) - len(args["node_names"]))
+        names = [str(name) if name else "" for name in _padded(args["node_names"], len(hosts), "")]
         outcomes = self._outcomes(args, hosts, names)
         by_node = {outcome.get("node") or names[i] or hosts[i]: outcome for i, outcome in enumerate(outcomes)}
         known, source = self._pod_names(args["pod_names"], by_node)
@@ -70,8 +75,7 @@ class ActionModule(ActionBase):
         except OSError as error:
             return dict(result, failed=True, msg="could not write the fleet report into %s: %s" % (args["path"], error))
         # What the run says on the terminal: the nodes whose procedure starts after this report as they are now.
-        headline = _report.build(args["kind"], hosts, outcomes, names, args["stopped"] or None, known, source, stamp,
-                                 args["lost"])["headline"] if args["in_progress"] else report["headline"]
+        headline = _report.progress_headline(report, hosts, outcomes, names, known, args["lost"], args["in_progress"])
         result.update(changed=False, report=report, path=args["path"], headline=headline)
         return set_host_facts(self, result, {"numa_drift_report": report, "numa_drift_report_pods": known})
 
@@ -80,8 +84,8 @@ class ActionModule(ActionBase):
         """Each host's outcome: its own, else the one the first pass settled; the probe's from its result."""
         given = [dict(outcome) if isinstance(outcome, Mapping) else {} for outcome in args["outcomes"]]
         if args["kind"] == "probe":
-            api = list(args["probe_api"]) + [True] * (len(hosts) - len(args["probe_api"]))
-            services = list(args["probe_services"]) + [None] * (len(hosts) - len(args["probe_services"]))
+            api = _padded(args["probe_api"], len(hosts), True)
+            services = _padded(args["probe_services"], len(hosts), None)
             return [_remediate.probe_outcome(host, {"result": result, "node": name, "api": boolean(flag, strict=False),
                                                     "service": service})
                     for host, result, name, flag, service in zip(hosts, given, names, api, services)]

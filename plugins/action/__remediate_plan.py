@@ -18,9 +18,8 @@ from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import 
 ARGUMENT_SPEC = {
     "facts": {"type": "dict", "required": True},
     "options": {"type": "dict", "required": True},
-    # The remediate playbook's first pass decides only which nodes need work (a repairable node does, whatever its
-    # history says) and records nothing: the node's own procedure plans again, history included.
-    "read_history": {"type": "bool", "default": True},
+    # record=false: the remediate playbook's first pass decides only which nodes need work (a repairable node does,
+    # whatever its history says) and records nothing: the node's own procedure plans again, history included.
     "record": {"type": "bool", "default": True},
 }
 
@@ -38,7 +37,7 @@ class ActionModule(ActionBase):
         if errors:
             return dict(result, failed=True, msg="nodeops.numa_drift.remediate: " + "; ".join(errors))
         history: List[Dict[str, Any]] = []
-        if facts.get("repairable") and args["read_history"]:
+        if facts.get("repairable") and args["record"]:
             try:
                 history = self._history(options["history_file"], task_vars or {})
             except ValueError as error:

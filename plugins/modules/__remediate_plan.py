@@ -35,6 +35,12 @@ options:
     description: The role's variables, as C(remediate_options) in the role's C(vars/main.yml) collects them.
     type: dict
     required: true
+  record:
+    description:
+      - Set the facts (and read the repair history). V(false) is the remediate playbook's first pass, which only
+        returns C(plan) and C(outcome) to pick the nodes that need the procedure.
+    type: bool
+    default: true
 """
 
 EXAMPLES = r"""

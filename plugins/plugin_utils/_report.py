@@ -17,7 +17,7 @@ import json
 import os
 import tempfile
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import jinja2
 
@@ -392,6 +392,40 @@ def _counted(counts: Mapping[str, int]) -> str:
     return ", ".join("%s: %d" % item for item in sorted(counts.items()))
 
 
+def _counts(rows: Sequence[Mapping[str, Any]]) -> Tuple[Dict[str, int], Dict[str, int], Dict[str, int]]:
+    """Nodes per verdict before, per verdict after and per action."""
+    before: Dict[str, int] = {}
+    after: Dict[str, int] = {}
+    actions: Dict[str, int] = {}
+    for entry in rows:
+        for counts, key in ((before, entry["verdict_before"] or "unknown"), (after, entry["verdict_after"] or "unknown"),
+                            (actions, entry["action"])):
+            counts[key] = counts.get(key, 0) + 1
+    return before, after, actions
+
+
+def _headline(kind: str, rows: Sequence[Mapping[str, Any]], stopped: Optional[Mapping[str, Any]]) -> str:
+    before, after, actions = _counts(rows)
+    if kind == "remediate":
+        headline = "%d nodes; actions %s; verdicts before %s; after %s" % (len(rows), _counted(actions), _counted(before), _counted(after))
+    else:
+        headline = "%d nodes; verdicts %s" % (len(rows), _counted(before))
+    if stopped:
+        headline += "; stopped: %s" % stopped.get("message", "")
+    return headline
+
+
+def progress_headline(report: Mapping[str, Any], hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]],
+                      node_names: Sequence[Optional[str]], pod_names: Mapping[str, Any], lost: Sequence[str],
+                      in_progress: Sequence[str]) -> str:
+    """The headline of ``report`` (built with ``in_progress``) with those nodes as they are now rather than as the
+    report on disk must show them: what the run prints before their procedures start. Only their rows are made again."""
+    kind = report["kind"]
+    again = {host: row(host, name or host, with_advice(host, outcome_of(kind, host, outcome or {}, lost, ()), kind), pod_names)
+             for host, outcome, name in zip(hosts, outcomes, node_names) if host in in_progress}
+    return _headline(kind, [again.get(entry["host"], entry) for entry in report["nodes"]], report["stopped"])
+
+
 def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]], node_names: Sequence[Optional[str]],
           stopped: Optional[Mapping[str, Any]], pod_names: Mapping[str, Any], pods_source: str, generated_at: str,
           lost: Sequence[str] = (), in_progress: Sequence[str] = ()) -> Dict[str, Any]:
@@ -402,13 +436,7 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
     """
     rows = [row(host, name or host, with_advice(host, outcome_of(kind, host, outcome or {}, lost, in_progress), kind), pod_names)
             for host, outcome, name in zip(hosts, outcomes, node_names)]
-    before: Dict[str, int] = {}
-    after: Dict[str, int] = {}
-    actions: Dict[str, int] = {}
-    for entry in rows:
-        for counts, key in ((before, entry["verdict_before"] or "unknown"), (after, entry["verdict_after"] or "unknown"),
-                            (actions, entry["action"])):
-            counts[key] = counts.get(key, 0) + 1
+    before, after, actions = _counts(rows)
     needs_human = [need for need in (human_need(entry) for entry in rows) if need]
     for entry in rows:  # the row points to the box, which says the next step (said once per page)
         entry["needs_human"] = any(need["host"] == entry["host"] for need in needs_human)
@@ -418,17 +446,11 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
     if still:
         next_steps[REPAIRABLE] = _sentence(remediate_advice(",".join(still)))
     stopped = stopped if kind == "remediate" and stopped else None
-    if kind == "remediate":
-        headline = "%d nodes; actions %s; verdicts before %s; after %s" % (len(rows), _counted(actions), _counted(before), _counted(after))
-    else:
-        headline = "%d nodes; verdicts %s" % (len(rows), _counted(before))
-    if stopped:
-        headline += "; stopped: %s" % stopped.get("message", "")
     return {
         "kind": kind,
         "generated_at": generated_at,
         "collection": "nodeops.numa_drift",
-        "headline": headline,
+        "headline": _headline(kind, rows, stopped),
         "stopped": dict(stopped) if stopped else None,
         "counts": {"verdict_before": before, "verdict_after": after, "action": actions},
         "next_steps": next_steps,

@@ -375,3 +375,15 @@ def test_the_report_is_written_whole_into_a_directory_it_creates(tmp_path) -> No
     # Written again: replaced whole.
     _report.write(str(directory), dict(report, headline="again"))
     assert json.loads((directory / "report.json").read_text(encoding="utf-8"))["headline"] == "again"
+
+
+def test_the_progress_headline_shows_the_batch_about_to_start_as_not_processed_yet() -> None:
+    done = {"node": "a", "action": "repaired", "verdict_before": "drift_within_bound", "verdict_after": "in_sync", "numa_drift": {}}
+    hosts, outcomes, names = ["a", "b", "c"], [done, {}, {}], ["", "", ""]
+    report = _report.build("remediate", hosts, outcomes, names, None, {}, "off", "T", in_progress=["b"])
+    # On disk the batch's node reads unreachable (the run may end during its procedure); the terminal says where it is.
+    assert report["counts"]["action"] == {"repaired": 1, "unreachable": 1, "not_processed": 1}
+    assert _report.progress_headline(report, hosts, outcomes, names, {}, [], ["b"]) == (
+        "3 nodes; actions not_processed: 2, repaired: 1; verdicts before drift_within_bound: 1, unknown: 2;"
+        " after in_sync: 1, unknown: 2")
+    assert _report.progress_headline(report, hosts, outcomes, names, {}, [], []) == report["headline"]
