@@ -16,9 +16,10 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate, _report
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import inventory_option
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _cordon, _remediate, _report
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import call_within, set_host_facts
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import Api, ApiFailure
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import Api, ApiFailure, nodes_within
 
 # Seconds the whole pod-name lookup may take (a black-holed API must not stall the report).
 POD_LOOKUP_TIMEOUT = 10.0
@@ -42,6 +43,9 @@ ARGUMENT_SPEC = {
         "kubeconfig": {"type": "path"},
         "context": {"type": "str"},
     }},
+    # Each Node's Ready condition and cordon (one Node list) when the nodes are API-managed.
+    "node_state": {"type": "bool", "default": True},
+    "annotation_prefix": {"type": "str", "default": "numa-drift.nodeops.io"},
     "path": {"type": "path", "required": True},
 }
 
@@ -67,9 +71,11 @@ class ActionModule(ActionBase):
         outcomes = self._outcomes(args, hosts, names)
         by_node = {outcome.get("node") or names[i] or hosts[i]: outcome for i, outcome in enumerate(outcomes)}
         known, source = self._pod_names(args["pod_names"], by_node)
+        states, states_source = self._node_states(args, sorted(by_node)) if args["node_state"] else (None, "off: remediate_require_api is false")
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         report = _report.build(args["kind"], hosts, outcomes, names, args["stopped"] or None, known, source, stamp,
-                               args["lost"], args["in_progress"])
+                               args["lost"], args["in_progress"], inventory_option((task_vars or {}).get("ansible_inventory_sources")),
+                               states, states_source)
         try:
             _report.write(args["path"], report)
         except OSError as error:
@@ -91,6 +97,14 @@ class ActionModule(ActionBase):
                     for host, result, name, flag, service in zip(hosts, given, names, api, services)]
         settled = args["settled"]
         return [outcome or dict(settled.get(host) or {}) for host, outcome in zip(hosts, given)]
+
+    @staticmethod
+    def _node_states(args: Mapping[str, Any], wanted: List[str]) -> Tuple[Optional[Dict[str, Any]], str]:
+        """Node name -> its state now (``_cordon.node_state``) for the ``wanted`` names, from one Node list; or (None, why not)."""
+        nodes, failure = nodes_within(POD_LOOKUP_TIMEOUT, args["pod_names"].get("kubeconfig"), args["pod_names"].get("context"))
+        if nodes is None:
+            return None, "not looked up: %s" % failure
+        return {name: _cordon.node_state(nodes.get(name), args["annotation_prefix"]) for name in wanted}, "api"
 
     @staticmethod
     def _pod_names(options: Mapping[str, Any], by_node: Mapping[str, Mapping[str, Any]]) -> Tuple[Dict[str, Any], str]:

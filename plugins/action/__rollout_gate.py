@@ -16,6 +16,7 @@ from ansible.module_utils.urls import open_url
 from ansible.plugins.action import ActionBase
 from ansible.utils.collection_loader import AnsibleCollectionConfig
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import inventory_option
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _lease_watch, _rollout
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import CONFLICT_RETRIES, Api, ApiFailure
 
@@ -49,6 +50,8 @@ ARGUMENT_SPEC = {
     }},
     "kubeconfig": {"type": "path"},
     "context": {"type": "str"},
+    # Where the run's fleet report is: a run that ends in the middle of its rollout says what it left (the watcher).
+    "report_dir": {"type": "path"},
 }
 
 
@@ -68,6 +71,7 @@ class ActionModule(ActionBase):
     def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        args["inventory"] = inventory_option((task_vars or {}).get("ansible_inventory_sources"))
         lock = dict(args["lock"])
         lock["holder"] = lock["holder"] or default_holder()
         result.update(changed=False, proceed=True, stop=None, message="", holder=lock["holder"], lock_held=False)
@@ -115,8 +119,10 @@ class ActionModule(ActionBase):
                               lock_waited_seconds=round(time.time() - started, 1))
                 if outcome[0] != "renew":
                     # ansible-playbook (this worker's parent) may end with no task left to release the lock: watch it.
+                    unfinished = {"report_dir": args["report_dir"], "inventory": args["inventory"],
+                                  "annotation_prefix": args["health"]["annotation_prefix"]} if args["report_dir"] else None
                     result["lock_watcher"] = _lease_watch.spawn(lock, args["kubeconfig"], args["context"], os.getppid(),
-                                                                AnsibleCollectionConfig.collection_paths)
+                                                                AnsibleCollectionConfig.collection_paths, unfinished)
                 return None
             if time.time() - started + lock["poll"] > lock["wait_timeout"]:
                 return "lock", ("another rollout holds the cluster lock (Lease %s/%s %s); waited %ds (numa_drift_lock_wait_timeout), "

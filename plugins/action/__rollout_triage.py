@@ -14,8 +14,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _triage
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import call_within, set_host_facts
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import Api, ApiFailure
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import set_host_facts
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import nodes_within
 
 # Seconds the Node list may take (a black-holed API must not stall the rollout: the nodes then keep their note).
 NODE_LIST_TIMEOUT = 30.0
@@ -24,6 +24,8 @@ ARGUMENT_SPEC = {
     "hosts": {"type": "list", "elements": "str", "required": True},
     # Each host's registered first-pass plan (remediate_triage): plan and outcome, or nothing to decide from.
     "triages": {"type": "list", "elements": "raw", "required": True},
+    # Each host's registered probe result (remediate_probe): ``unreachable`` when the probe did not reach it.
+    "probes": {"type": "list", "elements": "raw", "required": True},
     "annotation_prefix": {"type": "str", "default": "numa-drift.nodeops.io"},
     "kubeconfig": {"type": "path"},
     "context": {"type": "str"},
@@ -40,27 +42,18 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _spec, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         hosts = args["hosts"]
-        if len(args["triages"]) != len(hosts):
-            return dict(result, failed=True, msg="rollout_triage: %d hosts but %d plans" % (len(hosts), len(args["triages"])))
+        if not len(args["triages"]) == len(args["probes"]) == len(hosts):
+            return dict(result, failed=True, msg="rollout_triage: %d hosts but %d plans and %d probes" % (
+                len(hosts), len(args["triages"]), len(args["probes"])))
         triages = [triage if isinstance(triage, Mapping) else {} for triage in args["triages"]]
+        probes = [probe if isinstance(probe, Mapping) else {} for probe in args["probes"]]
         nodes, failure = self._nodes(args) if _triage.needs_earlier_run_check(triages) else ({}, "")
-        work, settled = _triage.split(hosts, triages, nodes, failure, args["annotation_prefix"])
+        work, settled = _triage.split(hosts, triages, probes, nodes, failure, args["annotation_prefix"])
         result.update(changed=False, work=work, settled=sorted(settled), msg=_triage.summary(hosts, work, settled))
-        return set_host_facts(self, result, {"numa_drift_targets": hosts, "numa_drift_work_hosts": work, "numa_drift_settled": settled})
+        return set_host_facts(self, result, {"numa_drift_targets": hosts, "numa_drift_work_hosts": work, "numa_drift_settled": settled,
+                                             "numa_drift_unreached": _triage.unreached(settled)})
 
     @staticmethod
     def _nodes(args: Mapping[str, Any]) -> Tuple[Optional[Dict[str, Dict[str, Any]]], str]:
         """The cluster's Nodes by name, or (None, why not)."""
-        def list_nodes() -> Any:
-            try:
-                items = Api(args["kubeconfig"], args["context"]).list("v1", "Node").get("items") or []
-            except ApiFailure as failure:
-                return str(failure)
-            return {str((item.get("metadata") or {}).get("name")): item for item in items}
-
-        finished, value = call_within(NODE_LIST_TIMEOUT, list_nodes, "node list")
-        if not finished:
-            return None, "the API did not answer within %g s" % NODE_LIST_TIMEOUT
-        if isinstance(value, dict):
-            return value, ""
-        return None, str(value)
+        return nodes_within(NODE_LIST_TIMEOUT, args["kubeconfig"], args["context"])

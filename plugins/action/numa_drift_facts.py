@@ -31,7 +31,7 @@ from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, remediate_advice
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, inventory_option, remediate_advice
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import (
     FACTS_OPTIONS_SPEC,
     OptionError,
@@ -152,7 +152,7 @@ class ActionModule(ActionBase):
             host_facts[VERSIONS_FACT] = seen
         if host_facts:
             result["ansible_facts"] = host_facts
-        self._advise_for(result, task_vars.get("inventory_hostname"))
+        self._advise_for(result, task_vars.get("inventory_hostname"), inventory_option(task_vars.get("ansible_inventory_sources")))
         self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
 
@@ -206,8 +206,9 @@ class ActionModule(ActionBase):
         return read
 
     @staticmethod
-    def _advise_for(result: Dict[str, Any], host: Any) -> None:
-        """A repairable node's advice names the remediate playbook limited to this host (the node only knows "NODE")."""
+    def _advise_for(result: Dict[str, Any], host: Any, inventory: str) -> None:
+        """A repairable node's advice names the remediate playbook limited to this host, with this run's inventory
+        (the node only knows "NODE" and "INVENTORY")."""
         facts = result.get("numa_drift")
         if host and isinstance(facts, dict) and facts.get("verdict") == REPAIRABLE:
-            facts["advice"] = remediate_advice(str(host))
+            facts["advice"] = remediate_advice(str(host), inventory)

@@ -86,6 +86,32 @@ options:
       context:
         description: The kubeconfig context.
         type: str
+  probe_api:
+    description: The probe playbook's O(kind=probe) rows, per host, whether the API manages the node (C(remediate_require_api)).
+    type: list
+    elements: raw
+    default: []
+  probe_services:
+    description: The probe playbook's rows, per host, the kubelet service name given (C(remediate_service_name)).
+    type: list
+    elements: raw
+    default: []
+  settled:
+    description: Host -> outcome of the nodes the remediate playbook's first pass settled (they have no outcome of their own).
+    type: dict
+    default: {}
+  node_state:
+    description: Show each Node's Ready condition and cordon (one Node list, with O(pod_names)' kubeconfig and context).
+    type: bool
+    default: true
+  annotation_prefix:
+    description: The prefix of the annotations the role writes on a Node (whose cordon is ours).
+    type: str
+    default: numa-drift.nodeops.io
+  path:
+    description: The directory report.json and report.html are written into (atomically).
+    type: path
+    required: true
 """
 
 EXAMPLES = r"""
@@ -94,6 +120,7 @@ EXAMPLES = r"""
     kind: probe
     hosts: "{{ ansible_play_hosts_all }}"
     outcomes: "{{ ansible_play_hosts_all | map('extract', hostvars) | map(attribute='remediate_outcome', default={}) | list }}"
+    path: ./numa-drift-report
   delegate_to: localhost
   run_once: true
   register: numa_drift_report_built
@@ -104,7 +131,8 @@ report:
   description: >-
     The report (what C(report.json) holds): C(kind), C(generated_at), C(headline), C(stopped), C(counts),
     C(next_steps), C(needs_human) (node, reason and next step of each node a person must look at),
-    C(repairable) and C(remediate_command), C(not_processed), C(pods_source) and C(nodes), one row per host
+    C(repairable), C(repairable_cordoned) and C(remediate_command), C(not_processed), C(pods_source),
+    C(node_states_source) and C(nodes), one row per host
     (see the collection's docs/playbooks.md).
   returned: success
   type: dict

@@ -135,6 +135,11 @@ options:
   context:
     description: The kubeconfig context.
     type: str
+  report_dir:
+    description:
+      - The run's fleet report directory. When set, a run that ends in the middle of its rollout (the lock's watcher
+        finds the Lease still held) prints what it left and the command that finishes the work.
+    type: path
 """
 
 EXAMPLES = r"""

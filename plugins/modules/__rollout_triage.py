@@ -37,6 +37,13 @@ options:
     type: list
     elements: raw
     required: true
+  probes:
+    description:
+      - Each host's registered probe result of the first pass (C(remediate_probe)).
+      - A host whose probe did not reach it (C(unreachable)) is left out of the rollout, reported as unreachable.
+    type: list
+    elements: raw
+    required: true
   annotation_prefix:
     description: The prefix of the annotations the role writes on a Node.
     type: str
@@ -54,6 +61,7 @@ EXAMPLES = r"""
   nodeops.numa_drift.__rollout_triage:
     hosts: "{{ ansible_play_hosts_all }}"
     triages: "{{ ansible_play_hosts_all | map('extract', hostvars) | map(attribute='remediate_triage', default={}) | list }}"
+    probes: "{{ ansible_play_hosts_all | map('extract', hostvars) | map(attribute='remediate_probe', default={}) | list }}"
   delegate_to: localhost
   delegate_facts: true
   run_once: true

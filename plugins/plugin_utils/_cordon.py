@@ -36,6 +36,17 @@ def ownership(node: Mapping[str, Any], prefix: str) -> Dict[str, bool]:
     return {"cordoned_before": before, "cordoned_by_us": before and annotations(node).get(prefix + "/cordoned-by") == MARKER}
 
 
+def node_state(node: Optional[Mapping[str, Any]], prefix: str) -> Dict[str, Any]:
+    """What the fleet report shows of a Node: its Ready condition, and whether it is cordoned and by whom."""
+    if node is None:
+        return {"found": False, "ready": None, "cordoned": False, "cordoned_by": None}
+    conditions = (node.get("status") or {}).get("conditions") or []
+    status = next((str(c.get("status")) for c in conditions if c.get("type") == "Ready"), "Unknown")
+    owner = ownership(node, prefix)
+    by = None if not owner["cordoned_before"] else ("us" if owner["cordoned_by_us"] else "someone else")
+    return {"found": True, "ready": status, "cordoned": owner["cordoned_before"], "cordoned_by": by}
+
+
 def _patch(node: Mapping[str, Any], marks: Mapping[str, Optional[str]], schedulable: Optional[bool]) -> Dict[str, Any]:
     patch: Dict[str, Any] = {"metadata": {"resourceVersion": (node.get("metadata") or {}).get("resourceVersion"), "annotations": dict(marks)}}
     if schedulable is not None:

@@ -12,8 +12,9 @@ names the kubeconfig file and the role's variables that choose it (``_k8s_setup`
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import call_within
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s_setup import kubeconfig_failure
 
 CONFLICT_RETRIES = 5
@@ -116,3 +117,21 @@ class Api:
         except ApiFailure as failure:
             if failure.status != 404:
                 raise
+
+
+def nodes_within(seconds: float, kubeconfig: Optional[str], context: Optional[str]) -> Tuple[Optional[Dict[str, Dict[str, Any]]], str]:
+    """The cluster's Nodes by name from one list that may take at most ``seconds`` (the client has no timeout of its own:
+    a black-holed API must not stall the run), or (None, why not)."""
+    def list_nodes() -> Any:
+        try:
+            items = Api(kubeconfig, context).list("v1", "Node").get("items") or []
+        except ApiFailure as failure:
+            return str(failure)
+        return {str((item.get("metadata") or {}).get("name")): item for item in items if isinstance(item, Mapping)}
+
+    finished, value = call_within(seconds, list_nodes, "node list")
+    if not finished:
+        return None, "the API did not answer within %g s" % seconds
+    if isinstance(value, dict):
+        return value, ""
+    return None, str(value)

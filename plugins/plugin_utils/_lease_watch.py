@@ -10,6 +10,10 @@ gate takes the Lease it also starts a watcher on the controller: a separate Pyth
 Ctrl-C at the terminal does not reach it) that waits for the ansible-playbook process to exit, then gives the Lease
 up if this run still holds it. The release is the same compare-and-swap as every write of the lock: it replaces the
 Lease carrying its resourceVersion, and only while ``holderIdentity`` is this run's.
+
+A run that still held the Lease when it ended did not finish its rollout: the watcher then prints one short block on
+the run's own output (the nodes this run left cordoned, those in the middle of their procedure or not processed, the
+report, the command that finishes the work), since Ansible itself says only ``User interrupted execution``.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _rollout
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _cordon, _report, _rollout
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import CONFLICT_RETRIES, Api, ApiFailure
 
 LEASE = ("coordination.k8s.io/v1", "Lease")
@@ -55,49 +59,135 @@ def release(api: Api, name: str, namespace: str, holder: str) -> str:
     raise ApiFailure("the Lease kept changing while releasing it")
 
 
-def process_start(pid: int) -> Optional[str]:
-    """The process's start time in clock ticks (/proc/PID/stat field 22), None where /proc cannot tell."""
+def _stat(pid: int) -> List[str]:
+    """/proc/PID/stat's fields after the command name (field 3 on), [] where /proc cannot tell."""
     try:
         with open("/proc/%d/stat" % pid, encoding="utf-8", errors="replace") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
+            return handle.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
-        return None
+        return []
+
+
+def process_start(pid: int) -> Optional[str]:
+    """The process's start time in clock ticks (/proc/PID/stat field 22), None where /proc cannot tell."""
+    fields = _stat(pid)
     return fields[19] if len(fields) > 19 else None
 
 
 def running(pid: int, started: Optional[str]) -> bool:
-    """``pid`` is still the process that started at ``started`` (a reused PID is another process)."""
+    """``pid`` is still the process that started at ``started`` (a reused PID is another process), and has not ended:
+    a zombie (state Z, or X) has ended; its parent may wait for this watcher (the run's output, see spawn) before it
+    reaps it."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         pass
-    return started is None or process_start(pid) == started
+    fields = _stat(pid)
+    if fields and fields[0] in ("Z", "X"):
+        return False
+    return started is None or (fields[19] if len(fields) > 19 else None) == started
+
+
+def _listed(hosts: Sequence[str], most: int = 20) -> str:
+    return ", ".join(hosts[:most]) + (", and %d more" % (len(hosts) - most) if len(hosts) > most else "")
+
+
+def unfinished_block(report: Mapping[str, Any], cordoned_nodes: Optional[Sequence[str]], why_not: str, inventory: str,
+                     report_dir: str) -> str:
+    """What a run that ended in the middle of its rollout left, and the command that finishes the work.
+
+    ``report``: the report.json the run wrote last (before the batch it was in, its nodes as in progress);
+    ``cordoned_nodes``: the Nodes that carry this collection's cordon now (None: not known, ``why_not`` says why).
+    """
+    rows = [row for row in report.get("nodes") or [] if isinstance(row, Mapping)]
+    host_of = {str(row.get("node")): str(row.get("host")) for row in rows}
+    cordoned = [host_of[name] for name in cordoned_nodes or () if name in host_of]
+    in_progress = [str(row.get("host")) for row in rows if str(row.get("message") or "").startswith(_report.IN_PROGRESS_HEAD)]
+    waiting = [str(row.get("host")) for row in rows if row.get("action") == "not_processed"]
+    unreachable = [str(row.get("host")) for row in rows if row.get("action") == "unreachable" and str(row.get("host")) not in in_progress]
+    lines = ["nodeops.numa_drift: this remediate run ended before its rollout did (interrupted, cancelled, or every node"
+             " of a batch lost); the cluster lock was released."]
+    if cordoned_nodes is None:
+        lines.append("  could not list the Nodes (%s): look for Nodes with the annotation cordoned-by: nodeops.numa_drift" % why_not)
+    else:
+        lines.append("  cordoned by nodeops.numa_drift (kubelet may be stopped there too): %s" % (_listed(cordoned) or "none"))
+    for label, hosts in (("in the middle of its procedure when the run ended", in_progress), ("not processed yet", waiting),
+                         ("not reached", unreachable)):
+        if hosts:
+            lines.append("  %s: %s" % (label, _listed(hosts)))
+    lines.append("  report: %s (and report.json)" % os.path.join(report_dir, "report.html"))
+    finish = list(dict.fromkeys(cordoned + in_progress + waiting + unreachable))
+    if finish:
+        lines.append("  to finish the work: ansible-playbook %s nodeops.numa_drift.remediate --limit %s" % (inventory, ",".join(finish)))
+    else:
+        lines.append("  nothing is left to finish")
+    return "\n".join(lines) + "\n"
+
+
+def say_what_is_left(api: Api, options: Mapping[str, Any]) -> None:
+    """Print :func:`unfinished_block` on this process's stderr (the run's own output, see :func:`spawn`)."""
+    report_dir = str(options.get("report_dir") or "")
+    try:
+        with open(os.path.join(report_dir, "report.json"), encoding="utf-8") as handle:
+            report = json.load(handle)
+    except (OSError, ValueError):
+        report = {}
+    try:
+        items = api.list("v1", "Node").get("items") or []
+        cordoned: Optional[List[str]] = [
+            str((node.get("metadata") or {}).get("name")) for node in items
+            if _cordon.node_state(node, str(options.get("annotation_prefix") or "numa-drift.nodeops.io"))["cordoned_by"] == "us"]
+        why_not = ""
+    except ApiFailure as failure:
+        cordoned, why_not = None, str(failure)
+    sys.stderr.write(unfinished_block(report if isinstance(report, dict) else {}, cordoned, why_not,
+                                      str(options.get("inventory") or "-i INVENTORY"), report_dir))
+    sys.stderr.flush()
 
 
 def main(options: Mapping[str, Any]) -> int:
-    """Wait for the ansible-playbook process to end, then release the Lease if the run still holds it."""
+    """Wait for the ansible-playbook process to end, then release the Lease if the run still holds it (and say what the
+    unfinished run left)."""
     while running(int(options["pid"]), options.get("started")):
         time.sleep(POLL_SECONDS)
     try:
-        release(Api(options.get("kubeconfig"), options.get("context")), options["name"], options["namespace"], options["holder"])
+        api = Api(options.get("kubeconfig"), options.get("context"))
+        if release(api, options["name"], options["namespace"], options["holder"]) == RELEASED and options.get("report_dir"):
+            say_what_is_left(api, options)
     except ApiFailure:
         return 1  # the Lease expires by itself (numa_drift_lock_duration)
     return 0
 
 
+def run_output(pid: int) -> Any:
+    """The watched run's standard output, opened again for appending (the block lands where the run's output goes: a
+    terminal, a pipe, AWX's job output; never over a log file's start), or DEVNULL where it cannot be opened."""
+    try:
+        return os.open("/proc/%d/fd/1" % pid, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY)
+    except OSError:
+        return subprocess.DEVNULL
+
+
 def spawn(lock: Mapping[str, Any], kubeconfig: Optional[str], context: Optional[str], pid: int,
-          collection_paths: Sequence[str]) -> Dict[str, Any]:
-    """Start the watcher of ``pid`` (ansible-playbook) for ``lock``; returns what the gate reports about it."""
-    options = {"pid": pid, "started": process_start(pid), "name": lock["name"], "namespace": lock["namespace"],
-               "holder": lock["holder"], "kubeconfig": kubeconfig, "context": context, "collection_paths": list(collection_paths)}
+          collection_paths: Sequence[str], unfinished: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """Start the watcher of ``pid`` (ansible-playbook) for ``lock``; returns what the gate reports about it.
+
+    ``unfinished``: ``report_dir``, ``inventory`` (the run's ``-i`` options) and ``annotation_prefix``, for the block an
+    unfinished run prints (none without them)."""
+    options = dict(unfinished or {}, pid=pid, started=process_start(pid), name=lock["name"], namespace=lock["namespace"],
+                   holder=lock["holder"], kubeconfig=kubeconfig, context=context, collection_paths=list(collection_paths))
+    output = run_output(pid) if unfinished else subprocess.DEVNULL
     try:
         # Its own session: a Ctrl-C (SIGINT to the terminal's process group) or a hang-up does not reach it.
         watcher = subprocess.Popen(  # pylint: disable=consider-using-with  # it outlives this process on purpose
             [sys.executable, "-c", BOOTSTRAP, json.dumps(options)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+            stderr=output, close_fds=True, start_new_session=True)
     except OSError as error:
         return {"started": False, "message": "could not start the lock's watcher (%s): a run that ends without releasing the lock "
                                              "leaves it until numa_drift_lock_duration has passed" % error}
+    finally:
+        if isinstance(output, int) and output >= 0:
+            os.close(output)
     return {"started": True, "pid": watcher.pid, "watches": pid}

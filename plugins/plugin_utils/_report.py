@@ -69,7 +69,8 @@ LOST = ("unreachable: the connection to the node was lost during the run, after 
         " or kubelet stopped. What to do: look at the node (kubectl get node, systemctl status of the kubelet service),"
         " then run nodeops.numa_drift.remediate again with --limit %s")
 # Written before a batch's procedures (the report on disk when the run ends in the middle of them, with no task left).
-IN_PROGRESS = ("unreachable: the run ended during this node's procedure (the connection to the node was lost, or the run"
+IN_PROGRESS_HEAD = "unreachable: the run ended during this node's procedure"
+IN_PROGRESS = (IN_PROGRESS_HEAD + " (the connection to the node was lost, or the run"
                " was interrupted) and could not say how it ended; the node may be cordoned or kubelet stopped. What to do:"
                " look at the node (kubectl get node, systemctl status of the kubelet service), then run"
                " nodeops.numa_drift.remediate again with --limit %s")
@@ -196,7 +197,7 @@ def _sentence(text: str) -> str:
     return (text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")) if text else ""
 
 
-def what_to_do(action: str, after: Optional[str], advice: str, host: str = "NODE") -> str:
+def what_to_do(action: str, after: Optional[str], advice: str, host: str = "NODE", inventory: str = "-i INVENTORY") -> str:
     """The advice, once: the engine's advice for the verdict, else the report's next step; none when all is well.
 
     A repairable node's advice names the remediate playbook limited to it (``host``: its inventory name).
@@ -208,7 +209,7 @@ def what_to_do(action: str, after: Optional[str], advice: str, host: str = "NODE
     if action in ATTENTION_ACTIONS:
         return ""  # the message says what to do, with the node's own paths
     if after == REPAIRABLE:
-        return _sentence(remediate_advice(host))
+        return _sentence(remediate_advice(host, inventory))
     return advice or NEXT_STEPS.get(after, "")
 
 
@@ -233,6 +234,20 @@ def action_note(action: str, cordoned_by_us: bool, cordoned_before: bool) -> str
     if cordoned_by_us:
         return "cordoned, then uncordoned" if action == "repaired" else "cordoned by us"
     return ""
+
+
+def node_state_text(state: Optional[Mapping[str, Any]]) -> str:
+    """The Node as the API shows it when the report is written: Ready or not, cordoned and by whom ("" not looked up)."""
+    if not state:
+        return ""
+    if not state.get("found"):
+        return "no such Node in the API"
+    ready = {"True": "Ready", "False": "NotReady"}.get(str(state.get("ready")), "Ready unknown")
+    if not state.get("cordoned"):
+        return ready + ", schedulable"
+    if state.get("cordoned_by") == "us":
+        return ready + ", cordoned by nodeops.numa_drift"
+    return ready + ", cordoned by someone else (the remediate playbook leaves it cordoned)"
 
 
 def details_text(action: str, message: str, summary: str, cordoned_by_us: bool) -> str:
@@ -305,7 +320,9 @@ def with_advice(host: str, outcome: Mapping[str, Any], kind: str = "remediate") 
     return dict(outcome, message=message + UNREACHABLE_ADVICE % (kind, host))
 
 
-def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[str, Any]) -> Dict[str, Any]:
+def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[str, Any], inventory: str = "-i INVENTORY",
+        state: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """One node's row. ``state``: its Node now (``_cordon.node_state``), None when not looked up."""
     facts = outcome.get("numa_drift") or {}
     action = str(outcome.get("action") or "not_processed")
     before, after = outcome.get("verdict_before"), outcome.get("verdict_after")
@@ -326,13 +343,15 @@ def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[st
         "message": message,
         "what_happened": what_happened(action, before, after, bars, bound, message),
         "details": details_text(action, message, summary, bool(outcome.get("cordoned_by_us"))),
-        "what_to_do": what_to_do(action, after, str(facts.get("advice") or ""), host),
+        "what_to_do": what_to_do(action, after, str(facts.get("advice") or ""), host, inventory),
         "causes": list(facts.get("causes") or []),
         "advice": facts.get("advice") or "",
         "next_step": NEXT_STEPS.get(after, "") if after else "",
         "cordoned_by_us": bool(outcome.get("cordoned_by_us")),
         "cordoned_before": bool(outcome.get("cordoned_before")),
         "action_note": action_note(action, bool(outcome.get("cordoned_by_us")), bool(outcome.get("cordoned_before"))),
+        "node_state": dict(state) if state else None,
+        "node_state_text": node_state_text(state),
         "api_managed": outcome.get("api_managed"),
         "backup_file": outcome.get("backup_file"),
         "bound_bytes": bound,
@@ -428,14 +447,20 @@ def progress_headline(report: Mapping[str, Any], hosts: Sequence[str], outcomes:
 
 def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]], node_names: Sequence[Optional[str]],
           stopped: Optional[Mapping[str, Any]], pod_names: Mapping[str, Any], pods_source: str, generated_at: str,
-          lost: Sequence[str] = (), in_progress: Sequence[str] = ()) -> Dict[str, Any]:
+          lost: Sequence[str] = (), in_progress: Sequence[str] = (), inventory: str = "-i INVENTORY",
+          states: Optional[Mapping[str, Mapping[str, Any]]] = None, states_source: str = "") -> Dict[str, Any]:
     """``lost``: hosts the run reached that left the play before the report (reported as unreachable).
 
     ``in_progress``: hosts whose procedure starts after this report is written. This report stays on disk when the run
     ends before the next one (every node of the batch lost, or the run interrupted): they are unreachable in it.
+    ``inventory``: the run's ``-i`` options (``verdicts.inventory_option``), for the commands the report suggests.
+    ``states``: Node name -> ``_cordon.node_state`` (None: not looked up, ``states_source`` says why).
     """
-    rows = [row(host, name or host, with_advice(host, outcome_of(kind, host, outcome or {}, lost, in_progress), kind), pod_names)
-            for host, outcome, name in zip(hosts, outcomes, node_names)]
+    rows = []
+    for host, outcome, name in zip(hosts, outcomes, node_names):
+        outcome = with_advice(host, outcome_of(kind, host, outcome or {}, lost, in_progress), kind)
+        node = str(outcome.get("node") or name or host)
+        rows.append(row(host, name or host, outcome, pod_names, inventory, (states or {}).get(node)))
     before, after, actions = _counts(rows)
     needs_human = [need for need in (human_need(entry) for entry in rows) if need]
     for entry in rows:  # the row points to the box, which says the next step (said once per page)
@@ -444,7 +469,7 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
     next_steps = dict(NEXT_STEPS)
     still = [entry["host"] for entry in rows if entry["verdict_after"] == REPAIRABLE]  # the per-verdict table's nodes
     if still:
-        next_steps[REPAIRABLE] = _sentence(remediate_advice(",".join(still)))
+        next_steps[REPAIRABLE] = _sentence(remediate_advice(",".join(still), inventory))
     stopped = stopped if kind == "remediate" and stopped else None
     return {
         "kind": kind,
@@ -457,10 +482,14 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
         # What now, first: the nodes a person must look at, then the ones the remediate playbook repairs.
         "needs_human": needs_human,
         "repairable": repairable,
-        "remediate_command": "ansible-playbook -i INVENTORY nodeops.numa_drift.remediate --limit %s" % ",".join(repairable)
+        # Of those, the ones someone else cordoned: the playbook repairs them and leaves them cordoned.
+        "repairable_cordoned": [entry["host"] for entry in rows if entry["host"] in repairable
+                                and (entry["node_state"] or {}).get("cordoned_by") == "someone else"],
+        "remediate_command": "ansible-playbook %s nodeops.numa_drift.remediate --limit %s" % (inventory, ",".join(repairable))
         if repairable else None,
         "not_processed": [entry["host"] for entry in rows if entry["action"] == "not_processed"],
         "pods_source": pods_source,
+        "node_states_source": states_source or ("api" if states is not None else "not looked up"),
         "nodes": rows,
     }
 

@@ -6,8 +6,9 @@
 As kured and medik8s do, only the nodes that need it go through the procedure. A node whose checkpoint needs
 nothing (the role's ``nothing`` branch) leaves the rollout after its probe with the outcome its procedure would
 record, unless an earlier run of ours left its mark on the Node (one Node list answers that for the fleet;
-``_cordon.earlier_run`` decides, as the procedure's own check does). Every other node (work to do, a probe that
-failed, a node not reached) goes through the procedure in inventory order, where it is probed again.
+``_cordon.earlier_run`` decides, as the procedure's own check does). A node the probe could not reach leaves it too,
+reported as unreachable with nothing done: the canary is the first *reachable* node that needs work. Every other
+node (work to do, a probe that failed) goes through the procedure in inventory order, where it is probed again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,17 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _cordon
+
+
+UNREACHED = "unreachable: %s. Nothing was done on this node: the rollout went on without it."
+
+
+def unreached_outcome(host: str, probe: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The outcome of a node the first pass's probe could not reach (``probe``: its registered result), else None."""
+    if not probe.get("unreachable"):
+        return None
+    why = str(probe.get("msg") or "?").strip().rstrip(".")
+    return {"node": host, "action": "unreachable", "message": UNREACHED % why.removeprefix("Task failed: ")}  # ansible-core 2.19+ heads it so
 
 
 def settled_outcome(triage: Mapping[str, Any], nodes: Optional[Mapping[str, Mapping[str, Any]]], failure: str,
@@ -41,13 +53,15 @@ def needs_earlier_run_check(triages: Sequence[Mapping[str, Any]]) -> bool:
     return any(isinstance(t.get("plan"), Mapping) and t["plan"].get("finish_earlier_run") for t in triages)
 
 
-def split(hosts: Sequence[str], triages: Sequence[Mapping[str, Any]], nodes: Optional[Mapping[str, Mapping[str, Any]]],
-          failure: str, prefix: str) -> Tuple[List[str], Dict[str, Dict[str, Any]]]:
-    """(the hosts that need the procedure, in inventory order; host -> final outcome of the others)."""
+def split(hosts: Sequence[str], triages: Sequence[Mapping[str, Any]], probes: Sequence[Mapping[str, Any]],
+          nodes: Optional[Mapping[str, Mapping[str, Any]]], failure: str, prefix: str) -> Tuple[List[str], Dict[str, Dict[str, Any]]]:
+    """(the hosts that need the procedure, in inventory order; host -> final outcome of the others).
+
+    ``probes``: each host's registered probe result (``unreachable`` when the probe did not reach it)."""
     work: List[str] = []
     settled: Dict[str, Dict[str, Any]] = {}
-    for host, triage in zip(hosts, triages):
-        outcome = settled_outcome(triage if isinstance(triage, Mapping) else {}, nodes, failure, prefix)
+    for host, triage, probe in zip(hosts, triages, probes):
+        outcome = unreached_outcome(host, probe) or settled_outcome(triage, nodes, failure, prefix)
         if outcome is None:
             work.append(host)
         else:
@@ -55,15 +69,27 @@ def split(hosts: Sequence[str], triages: Sequence[Mapping[str, Any]], nodes: Opt
     return work, settled
 
 
+def unreached(settled: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """The hosts the first pass could not reach, in the order given."""
+    return [host for host, outcome in settled.items() if outcome.get("action") == "unreachable"]
+
+
+def shown(hosts: Sequence[str], most: int = 20) -> str:
+    return ", ".join(hosts[:most]) + (", and %d more" % (len(hosts) - most) if len(hosts) > most else "")
+
+
 def summary(hosts: Sequence[str], work: Sequence[str], settled: Mapping[str, Mapping[str, Any]]) -> str:
-    """One line: how many nodes need nothing (by verdict) and which need the procedure."""
+    """One line: how many nodes need nothing (by verdict), which could not be reached, which need the procedure."""
     verdicts: Dict[str, int] = {}
-    for outcome in settled.values():
-        verdict = str(outcome.get("verdict_before") or "unknown")
-        verdicts[verdict] = verdicts.get(verdict, 0) + 1
+    lost = unreached(settled)
+    for host, outcome in settled.items():
+        if host not in lost:
+            verdict = str(outcome.get("verdict_before") or "unknown")
+            verdicts[verdict] = verdicts.get(verdict, 0) + 1
     nothing = ", ".join("%s %d" % item for item in sorted(verdicts.items()))
-    line = "%d of %d nodes need nothing%s" % (len(settled), len(hosts), " (%s)" % nothing if nothing else "")
+    line = "%d of %d nodes need nothing%s" % (len(settled) - len(lost), len(hosts), " (%s)" % nothing if nothing else "")
+    if lost:
+        line += "; %d could not be reached and are left out (reported as unreachable): %s" % (len(lost), shown(lost))
     if not work:
         return line + "; no node needs the procedure"
-    shown = ", ".join(work[:20]) + (", and %d more" % (len(work) - 20) if len(work) > 20 else "")
-    return line + "; %d go through the procedure: %s" % (len(work), shown)
+    return line + "; %d go through the procedure: %s" % (len(work), shown(work))

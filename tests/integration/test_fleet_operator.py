@@ -162,6 +162,26 @@ def test_dry_run_from_a_plain_ini_inventory_changes_nothing(fleet: Fleet) -> Non
     assert lease_holder(fleet) is None
 
 
+def test_the_probe_report_shows_a_node_someone_else_cordoned_and_that_it_stays_cordoned(fleet: Fleet) -> None:
+    name = sorted(fleet.nodes)[0]
+    node = fleet.api_node(name)
+    node["spec"]["unschedulable"] = True  # by hand, as an operator does (kubectl cordon): no mark of ours
+    fleet.api("PUT", "/api/v1/nodes/" + name, node)
+    try:
+        run = run_with(fleet, inventory(fleet, "ini", [name]), "probe")
+    finally:
+        put_back(fleet, name)
+    assert run.rc == 0, run.tail()
+    row = run.rows()[name]
+    assert row["node_state"]["cordoned"] is True and row["node_state"]["cordoned_by"] == "someone else", row["node_state"]
+    assert row["node_state_text"].endswith(", cordoned by someone else (the remediate playbook leaves it cordoned)"), row
+    assert run.report()["repairable_cordoned"] == [name]
+    html = run.html()
+    assert "(not %s: cordoned by someone else, they stay cordoned)" % name in html
+    # The command the page suggests names this run's inventory file, not a placeholder.
+    assert "ansible-playbook -i %s nodeops.numa_drift.remediate --limit %s" % (fleet.inventory, name) in html
+
+
 # --------------------------------------------------------------------------- failing and unreachable nodes (item 1)
 
 
@@ -181,31 +201,62 @@ def test_a_node_failing_mid_repair_ends_with_the_lease_free_and_a_full_report(fl
     assert "rolled_back" in run.html() and 'id="%s"' % later in run.html()
 
 
-def test_an_unreachable_canary_ends_with_the_lease_free_and_a_report(fleet: Fleet) -> None:
+def test_an_unreachable_first_host_is_left_out_and_the_first_reachable_node_is_the_canary(fleet: Fleet) -> None:
     names = sorted(fleet.nodes)[3:5]
     before = {name: fleet.checkpoint_bytes(name) for name in names}
-    run = run_with(fleet, inventory(fleet, "ini", names, unreachable_at=0), "remediate")
+    run = run_with(fleet, inventory(fleet, "ini", names, unreachable_at=0), "remediate", "-e", "numa_drift_batch=1")
+    # The others are repaired; the run still ends non-zero, on the node it could not reach.
     assert run.rc != 0, run.tail()
     rows = run.rows()
-    assert rows[UNREACHABLE]["action"] == "unreachable", rows[UNREACHABLE]
-    assert "--limit %s" % UNREACHABLE in rows[UNREACHABLE]["message"]
-    assert [rows[name]["action"] for name in names] == ["not_processed", "not_processed"]
-    assert {name: fleet.checkpoint_bytes(name) for name in names} == before
+    assert [rows[name]["action"] for name in names] == ["repaired", "repaired"], rows
+    assert all(fleet.checkpoint_bytes(name) != before[name] for name in names)
+    assert "left out (reported as unreachable): %s;" % UNREACHABLE in run.output, run.tail()
+    assert "batch 1/2: %s" % names[0] in run.output and "batch 2/2: %s" % names[1] in run.output, run.tail()
+    unreachable = rows[UNREACHABLE]
+    assert unreachable["action"] == "unreachable" and unreachable["failed"] is True, unreachable
+    assert "Nothing was done on this node: the rollout went on without it." in unreachable["message"], unreachable
+    assert "nodeops.numa_drift.remediate again with --limit %s" % UNREACHABLE in unreachable["message"], unreachable
+    # Failed once, at the end, with the report's words (the first pass's probe only notes it: "...ignoring").
+    failed = "fatal: [%s]: FAILED! => " % UNREACHABLE
+    assert run.output.count(failed) == 1, run.tail()
+    assert run.output.index("PLAY [Fail the nodes the first pass could not reach]") < run.output.index(failed), run.tail()
+    assert json.loads(run.output.split(failed, 1)[1].splitlines()[0])["msg"] == unreachable["message"]
     assert lease_holder(fleet) is None
     assert 'class="a-unreachable"' in run.html()
+    for name in names:  # the tests below need them drifted
+        fleet.drift_again(name)
 
 
-def test_an_unreachable_node_in_batch_two_stops_the_rollout_with_the_lease_free(fleet: Fleet) -> None:
-    canary, second, third = sorted(fleet.nodes)[3:6]
-    run = run_with(fleet, inventory(fleet, "yaml", [canary, second, third], unreachable_at=2), "remediate", "-e", "numa_drift_batch=2")
+def test_a_node_lost_after_the_first_pass_stops_the_rollout_in_its_batch_with_the_lease_free(
+        fleet: Fleet, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``second`` answered the first pass, then is lost when the canary's kubelet is stopped (the canary's stop command
+    # makes the marker its test connection looks for): batch 2 reaches it as unreachable and the rollout stops there.
+    canary, second, third = sorted(fleet.nodes)[1], sorted(fleet.nodes)[2], sorted(fleet.nodes)[5]
+    marker = os.path.join(fleet.dir, "lost-" + second)
+    monkeypatch.setenv("ANSIBLE_CONNECTION_PLUGINS", os.path.join(os.path.dirname(os.path.abspath(__file__)), "connection_plugins"))
+    path = inventory(fleet, "yaml", [canary, second, third])
+    with open(path, encoding="utf-8") as handle:
+        document = json.load(handle)
+    hosts = document["all"]["children"]["nodes"]["hosts"]
+    hosts[second].update(ansible_connection="lost_after_marker", sandbox_lost_marker=marker)
+    hosts[canary]["remediate_service_commands"] = dict(hosts[canary]["remediate_service_commands"])
+    hosts[canary]["remediate_service_commands"]["stop"] += " && touch " + shlex.quote(marker)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2)
+    untouched = {name: fleet.checkpoint_bytes(name) for name in (second, third)}
+    try:
+        run = run_with(fleet, path, "remediate", "-e", "numa_drift_batch=1")
+    finally:
+        if os.path.exists(marker):
+            os.unlink(marker)
     assert run.rc != 0, run.tail()
     rows = run.rows()
-    assert rows[canary]["action"] == "repaired" and rows[second]["action"] == "repaired", rows
-    assert rows[UNREACHABLE]["action"] == "unreachable"
-    # The unreachable node failed batch 2: the rollout stopped there (max_fail_percentage 0).
-    assert rows[third]["action"] == "not_processed"
-    assert "batch 2/3: %s, %s" % (second, UNREACHABLE) in run.output
+    assert (rows[canary]["action"], rows[second]["action"], rows[third]["action"]) == ("repaired", "unreachable", "not_processed"), rows
+    assert "Nothing was done on this node" in rows[second]["message"] and "--limit %s" % second in rows[second]["message"]
+    assert "batch 2/3: %s" % second in run.output and "batch 3/3" not in run.output, run.tail()
+    assert {name: fleet.checkpoint_bytes(name) for name in (second, third)} == untouched
     assert lease_holder(fleet) is None
+    fleet.drift_again(canary)  # the tests below need it drifted
 
 
 def lease_freed(fleet: Fleet, seconds: float = 20.0) -> Any:
@@ -251,6 +302,10 @@ def test_a_canary_lost_mid_repair_alone_in_its_batch_ends_with_the_lease_free_an
         assert run.report()["counts"]["action"] == {"unreachable": 1, "not_processed": 1}, run.report()["counts"]
         html = run.html()
         assert 'class="a-unreachable"' in html and 'id="%s"' % later in html
+        # No task ran after the loss: the watcher says what is left, with the command that finishes it.
+        assert "cordoned by nodeops.numa_drift (kubelet may be stopped there too): %s\n" % canary in run.output, run.tail()
+        assert "not processed yet: %s\n" % later in run.output, run.tail()
+        assert "to finish the work: ansible-playbook -i %s nodeops.numa_drift.remediate --limit %s,%s\n" % (path, canary, later) in run.output
     finally:
         put_back(fleet, canary)
 
@@ -271,6 +326,14 @@ def test_ctrl_c_during_the_canary_ends_with_the_lease_free_and_a_report(fleet: F
         assert "User interrupted execution" in run.output, run.tail()
         assert run.rc == 99, run.tail()
         assert lease_freed(fleet) is None, run.tail()
+        # After Ansible's own line, the watcher's block on the run's output: what is left and how to finish it.
+        block = run.output.split("User interrupted execution", 1)[1]
+        assert "this remediate run ended before its rollout did" in block, run.tail()
+        assert "in the middle of its procedure when the run ended: %s\n" % canary in block, block
+        assert "report: %s (and report.json)" % os.path.join(started["report_dir"], "report.html") in block, block
+        assert "to finish the work: ansible-playbook -i %s nodeops.numa_drift.remediate --limit %s\n" % (fleet.inventory, canary) in block
+        # Cordoned by this run when the Ctrl-C came, it is named as such (the canary's cordon is its first change).
+        assert fleet.unschedulable(canary) == ("cordoned by nodeops.numa_drift (kubelet may be stopped there too): %s\n" % canary in block), block
         row = run.rows()[canary]
         assert row["action"] == "unreachable", row
         assert "the run ended during this node's procedure" in row["message"] and "--limit %s" % canary in row["message"]

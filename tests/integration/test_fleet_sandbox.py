@@ -128,6 +128,15 @@ class Fleet:
         with open(path, "rb") as handle:
             return handle.read()
 
+    def drift_again(self, name: str) -> None:
+        """Put the node's original (drifted) checkpoint back, its kubelet restarted on it, for the tests after a repair."""
+        if self.checkpoint_bytes(name) == self.originals[name]:
+            return
+        self.nodectl(name, "stop")
+        with open(checkpoint_file(self.root(name)), "wb") as handle:
+            handle.write(self.originals[name])
+        self.nodectl(name, "start")
+
     def verdict(self, name: str) -> str:
         return probe(HostFiles(self.root(name))).assessment.verdict
 
@@ -457,11 +466,7 @@ def test_rollback_needs_confirmation_then_restores_the_backup(mixed: Fleet, reme
 
 def test_loop_guard_refuses_a_node_repaired_too_often(mixed: Fleet, remediated: Dict[str, Any]) -> None:
     name = sorted(mixed.nodes)[0]
-    if mixed.checkpoint_bytes(name) != mixed.originals[name]:  # the rollback test did not run: drift the node again
-        mixed.nodectl(name, "stop")
-        with open(checkpoint_file(mixed.root(name)), "wb") as handle:
-            handle.write(mixed.originals[name])
-        mixed.nodectl(name, "start")
+    mixed.drift_again(name)  # when the rollback test did not run
     assert mixed.verdict(name) == "drift_within_bound"
     run = mixed.playbook("remediate", "-l", name, "-e", "remediate_loop_max_repairs=1")
     assert run.rc == 0, run.tail()

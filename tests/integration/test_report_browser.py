@@ -187,10 +187,24 @@ def test_probe_report_renders_signed_bars_pods_guard_and_distribution(fleet: Fle
     assert shown["sbx-node-04"]["todo"] == [] and shown["sbx-node-04"]["todo_above"] == []  # in_sync: nothing said
     # A repairable node's advice leads to the safe path: the remediate playbook limited to it.
     repairable = sorted(n for n, node in fleet.nodes.items() if node["expected_verdict"] == "drift_within_bound")
+    # The advice is said once per page (the per-verdict table), with the run's inventory; each row points up to the
+    # command in What now. report.json keeps each row's own what_to_do.
     for name in repairable:
-        assert shown[name]["todo"] == [rows[name]["advice"][:1].upper() + rows[name]["advice"][1:] + "."], shown[name]["todo"]
-        assert "ansible-playbook -i INVENTORY nodeops.numa_drift.remediate --limit %s " % name in shown[name]["todo"][0]
-    assert "nodeops.numa_drift.remediate --limit %s" % ",".join(repairable) in now["repairable"], now["repairable"]
+        assert shown[name]["todo"] == [] and shown[name]["todo_above"] == [
+            "repair it with the remediate playbook: the command is in What now, at the top"], shown[name]
+        assert rows[name]["what_to_do"] == rows[name]["advice"][:1].upper() + rows[name]["advice"][1:] + "."
+        assert "ansible-playbook -i %s nodeops.numa_drift.remediate --limit %s " % (fleet.inventory, name) in rows[name]["what_to_do"]
+    assert "ansible-playbook -i %s nodeops.numa_drift.remediate --limit %s" % (fleet.inventory, ",".join(repairable)) in now["repairable"]
+    assert page["body"].count("which cordons the Node, stops kubelet") == 1, page["body"]
+    # Each row shows its Node as one Node list had it: its Ready condition, and its cordon as the API has it.
+    assert report["node_states_source"] == "api"
+    for name in fleet.nodes:
+        state = rows[name]["node_state"]
+        cordoned = fleet.unschedulable(name)
+        ours = fleet.annotations(name).get("numa-drift.nodeops.io/cordoned-by") == "nodeops.numa_drift"
+        assert state["found"] is True and state["ready"] in ("True", "False", "Unknown"), state
+        assert (state["cordoned"], state["cordoned_by"]) == (cordoned, ("us" if ours else "someone else") if cordoned else None), state
+        assert rows[name]["node_state_text"].startswith({"True": "Ready, ", "False": "NotReady, "}.get(state["ready"], "Ready unknown, "))
 
     # Pinned pods: the checkpoint's UIDs, named from the API (the sandbox registers them as workloads/numa-app-*).
     assert report["pods_source"] == "api"

@@ -2,10 +2,13 @@
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The verdict vocabulary (docs/modules.md, Verdicts): the verdicts in :func:`_policy.drift.assess`'s order,
-the one a repair fixes, the ones that need nothing, and the advice for a repairable node. A leaf: imports nothing.
+the one a repair fixes, the ones that need nothing, and the advice for a repairable node. A leaf: imports only the
+standard library.
 """
 
 from __future__ import annotations
+
+import shlex
 
 __all__ = [
     "VERDICTS",
@@ -15,6 +18,7 @@ __all__ = [
     "NOTHING_TO_DO",
     "REMEDIATE_PLAYBOOK",
     "remediate_advice",
+    "inventory_option",
 ]
 
 VERDICTS = (
@@ -43,12 +47,20 @@ NOTHING_TO_DO = ("in_sync", "no_checkpoint", TOLERATED)
 REMEDIATE_PLAYBOOK = "nodeops.numa_drift.remediate"
 
 
-def remediate_advice(hosts: str = "NODE") -> str:
-    """What to do about a repairable node: the remediate playbook, limited to it (``hosts``: inventory names).
+def inventory_option(sources: object = ()) -> str:
+    """``-i`` options for the inventory sources of the run (Ansible's ``ansible_inventory_sources``), quoted for a
+    shell; ``-i INVENTORY`` where the run's are not known (on the node)."""
+    paths = [str(source) for source in sources] if isinstance(sources, (list, tuple)) else []
+    return " ".join("-i " + shlex.quote(path) for path in paths) or "-i INVENTORY"
+
+
+def remediate_advice(hosts: str = "NODE", inventory: str = "-i INVENTORY") -> str:
+    """What to do about a repairable node: the remediate playbook, limited to it (``hosts``: inventory names;
+    ``inventory``: the run's ``-i`` options, :func:`inventory_option`).
 
     The playbook is the safe path (cordon, stop kubelet, repair, start, wait for Ready, uncordon); the
     kubelet_mm_checkpoint module alone does none of that around the write.
     """
     return ("repair it with the remediate playbook, which cordons the Node, stops kubelet, repairs the checkpoint, starts"
-            " kubelet, waits for Ready and uncordons: ansible-playbook -i INVENTORY %s --limit %s (the"
-            " kubelet_mm_checkpoint module is for those who stop and start kubelet themselves)" % (REMEDIATE_PLAYBOOK, hosts))
+            " kubelet, waits for Ready and uncordons: ansible-playbook %s %s --limit %s (the"
+            " kubelet_mm_checkpoint module is for those who stop and start kubelet themselves)" % (inventory, REMEDIATE_PLAYBOOK, hosts))

@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import os
 import subprocess
 import sys
 import threading
@@ -14,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _lease_watch
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _lease_watch, _report
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import ApiFailure
 
 
@@ -106,3 +108,87 @@ def test_main_gives_up_when_the_api_cannot_be_reached(monkeypatch: pytest.Monkey
         raise ApiFailure("could not create the API client: no kubeconfig")
     monkeypatch.setattr(_lease_watch, "Api", no_api)
     assert _lease_watch.main(dict(ended_process(), name="lock", namespace="ns", holder="run-a")) == 1
+
+
+def report_rows(*rows: tuple) -> Dict[str, Any]:
+    return {"nodes": [{"host": host, "node": node, "action": action, "message": message} for host, node, action, message in rows]}
+
+
+def test_an_unfinished_run_says_what_it_left_and_the_command_that_finishes_it() -> None:
+    report = report_rows(("h1", "n1", "repaired", "repaired"),
+                         ("h2", "n2", "unreachable", _report.IN_PROGRESS % "h2"),
+                         ("h3", "n3", "not_processed", _report.NOT_PROCESSED),
+                         ("h4", "n4", "unreachable", "unreachable: ssh refused. Nothing was done on this node"))
+    block = _lease_watch.unfinished_block(report, ["n2", "elsewhere"], "", "-i /srv/hosts.ini", "/srv/report")
+    assert block == (
+        "nodeops.numa_drift: this remediate run ended before its rollout did (interrupted, cancelled, or every node of a batch"
+        " lost); the cluster lock was released.\n"
+        "  cordoned by nodeops.numa_drift (kubelet may be stopped there too): h2\n"
+        "  in the middle of its procedure when the run ended: h2\n"
+        "  not processed yet: h3\n"
+        "  not reached: h4\n"
+        "  report: /srv/report/report.html (and report.json)\n"
+        "  to finish the work: ansible-playbook -i /srv/hosts.ini nodeops.numa_drift.remediate --limit h2,h3,h4\n")
+    # The Nodes could not be listed: it says so and where to look; nothing left: it says that.
+    unknown = _lease_watch.unfinished_block(report_rows(("h1", "n1", "repaired", "repaired")), None, "Forbidden (HTTP 403)", "-i x", "/r")
+    assert "could not list the Nodes (Forbidden (HTTP 403)): look for Nodes with the annotation cordoned-by: nodeops.numa_drift" in unknown
+    assert unknown.endswith("  nothing is left to finish\n")
+
+
+class Nodes(Leases):
+    """Leases, and a Node list."""
+
+    def __init__(self, lease: Optional[Dict[str, Any]], nodes: List[Dict[str, Any]]) -> None:
+        super().__init__(lease)
+        self.nodes = nodes
+
+    def list(self, api_version: str, kind: str, **_kwargs: Any) -> Dict[str, Any]:
+        assert (api_version, kind) == ("v1", "Node")
+        return {"items": self.nodes}
+
+
+def test_the_watcher_prints_the_block_only_when_the_run_still_held_the_lease(monkeypatch: pytest.MonkeyPatch, tmp_path, capsys) -> None:
+    (tmp_path / "report.json").write_text(json.dumps(report_rows(("h1", "n1", "unreachable", _report.IN_PROGRESS % "h1"))))
+    ours = {"metadata": {"name": "n1", "annotations": {"numa-drift.nodeops.io/cordoned-by": "nodeops.numa_drift"}},
+            "spec": {"unschedulable": True}}
+    options = dict(ended_process(), name="lock", namespace="ns", holder="run-a", report_dir=str(tmp_path), inventory="-i inv.yml")
+    api = Nodes(held_by("run-a"), [ours])
+    monkeypatch.setattr(_lease_watch, "Api", lambda kubeconfig, context: api)
+    assert _lease_watch.main(options) == 0
+    printed = capsys.readouterr().err
+    assert "cordoned by nodeops.numa_drift (kubelet may be stopped there too): h1\n" in printed
+    assert printed.endswith("to finish the work: ansible-playbook -i inv.yml nodeops.numa_drift.remediate --limit h1\n")
+    # A run that released the Lease itself ended its rollout: nothing printed.
+    api = Nodes(held_by(None), [ours])
+    assert _lease_watch.main(options) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_the_block_goes_to_the_runs_own_output_appended(tmp_path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("earlier output\n")
+    with open(log, "a", encoding="utf-8") as handle:
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"], stdout=handle)  # pylint: disable=consider-using-with
+    try:
+        output = _lease_watch.run_output(child.pid)
+        os.write(output, b"the block\n")
+        os.close(output)
+    finally:
+        child.kill()
+        child.wait()
+    assert log.read_text() == "earlier output\nthe block\n"
+    assert _lease_watch.run_output(2 ** 22 + 7) == subprocess.DEVNULL  # no such process
+
+
+def test_a_run_that_ended_but_is_not_reaped_yet_has_ended() -> None:
+    # Its parent waits for the run's output to close (the watcher holds it) before it reaps the run: a zombie.
+    child = subprocess.Popen([sys.executable, "-c", "pass"])  # pylint: disable=consider-using-with
+    started = _lease_watch.process_start(child.pid)
+    deadline = time.time() + 10
+    while time.time() < deadline and _lease_watch._stat(child.pid)[:1] != ["Z"]:  # pylint: disable=protected-access
+        time.sleep(0.05)
+    try:
+        assert _lease_watch._stat(child.pid)[:1] == ["Z"]  # pylint: disable=protected-access
+        assert not _lease_watch.running(child.pid, started)
+    finally:
+        child.wait()

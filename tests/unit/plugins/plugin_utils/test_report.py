@@ -10,10 +10,11 @@ import os
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import drift as _drift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy import verdicts as _verdicts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, PodEntry
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, pinned_pods
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate, _report
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _cordon, _remediate, _report
 from ansible_collections.nodeops.numa_drift.tests.support.programs import install_release
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import GIB, two_node_boot, write_kubelet_node
 
@@ -242,16 +243,24 @@ def test_a_repairable_node_is_advised_the_remediate_playbook_limited_to_it(tmp_p
     assert report["repairable"] == ["worker-7", "worker-8"] and report["needs_human"] == []
     assert report["remediate_command"] == "ansible-playbook -i INVENTORY nodeops.numa_drift.remediate --limit worker-7,worker-8"
     assert "--limit worker-7,worker-8 " in report["next_steps"]["drift_within_bound"]
+    # With the run's inventory sources (ansible_inventory_sources), the commands name them, quoted for a shell.
+    inventory = _verdicts.inventory_option(["/srv/fleet inventory/hosts.ini", "/srv/k8s.yml"])
+    assert inventory == "-i '/srv/fleet inventory/hosts.ini' -i /srv/k8s.yml"
+    assert _verdicts.inventory_option(None) == _verdicts.inventory_option([]) == "-i INVENTORY"
+    report = _report.build("probe", ["worker-7"], [probed_outcome(facts)], [""], None, {}, "api", "t", inventory=inventory)
+    assert report["remediate_command"] == "ansible-playbook %s nodeops.numa_drift.remediate --limit worker-7" % inventory
+    assert "ansible-playbook %s nodeops.numa_drift.remediate --limit worker-7 " % inventory in report["nodes"][0]["what_to_do"]
+    assert "ansible-playbook %s nodeops.numa_drift.remediate --limit worker-7 " % inventory in report["next_steps"]["drift_within_bound"]
 
 
 def test_the_probe_action_names_the_host_in_a_repairable_nodes_advice():
     from ansible_collections.nodeops.numa_drift.plugins.action.numa_drift_facts import ActionModule  # pylint: disable=import-outside-toplevel
 
     repairable = {"numa_drift": {"verdict": "drift_within_bound", "advice": _drift.remediate_advice()}}
-    ActionModule._advise_for(repairable, "node-a.example")  # pylint: disable=protected-access
-    assert "--limit node-a.example " in repairable["numa_drift"]["advice"]
+    ActionModule._advise_for(repairable, "node-a.example", "-i /srv/hosts.ini")  # pylint: disable=protected-access
+    assert "ansible-playbook -i /srv/hosts.ini nodeops.numa_drift.remediate --limit node-a.example " in repairable["numa_drift"]["advice"]
     refused = {"numa_drift": {"verdict": "corrupt", "advice": "drain the node"}}
-    ActionModule._advise_for(refused, "node-a.example")  # pylint: disable=protected-access
+    ActionModule._advise_for(refused, "node-a.example", "-i /srv/hosts.ini")  # pylint: disable=protected-access
     assert refused["numa_drift"]["advice"] == "drain the node"
 
 
@@ -387,3 +396,35 @@ def test_the_progress_headline_shows_the_batch_about_to_start_as_not_processed_y
         "3 nodes; actions not_processed: 2, repaired: 1; verdicts before drift_within_bound: 1, unknown: 2;"
         " after in_sync: 1, unknown: 2")
     assert _report.progress_headline(report, hosts, outcomes, names, {}, [], []) == report["headline"]
+
+
+def test_each_row_shows_its_nodes_ready_condition_and_who_cordoned_it(tmp_path):
+    facts = facts_of(drifted_node(tmp_path))
+    prefix = "numa-drift.nodeops.io"
+
+    def api_node(name, ready="True", cordoned=False, ours=False):
+        marks = {prefix + "/cordoned-by": "nodeops.numa_drift"} if ours else {}
+        return {"metadata": {"name": name, "annotations": marks}, "spec": {"unschedulable": cordoned},
+                "status": {"conditions": [{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": ready}]}}
+
+    nodes = {"w1": api_node("w1"), "w2": api_node("w2", "False", cordoned=True), "w3": api_node("w3", cordoned=True, ours=True)}
+    hosts = ["w1", "w2", "w3", "w4"]
+    states = {name: _cordon.node_state(nodes.get(name), prefix) for name in hosts}
+    assert states["w2"] == {"found": True, "ready": "False", "cordoned": True, "cordoned_by": "someone else"}
+    assert states["w4"] == {"found": False, "ready": None, "cordoned": False, "cordoned_by": None}
+    report = _report.build("probe", hosts, [probed_outcome(facts, host) for host in hosts], [""] * 4, None, {}, "api", "t",
+                           states=states, states_source="api")
+    shown = {entry["host"]: entry["node_state_text"] for entry in report["nodes"]}
+    assert shown == {"w1": "Ready, schedulable",
+                     "w2": "NotReady, cordoned by someone else (the remediate playbook leaves it cordoned)",
+                     "w3": "Ready, cordoned by nodeops.numa_drift", "w4": "no such Node in the API"}
+    # What now says which repairable nodes stay cordoned; the page shows each row's state, escaped.
+    assert report["repairable_cordoned"] == ["w2"] and report["node_states_source"] == "api"
+    page = _report.render_html(report)
+    assert "(not w2: cordoned by someone else, they stay cordoned)" in page
+    assert '<span class="small warn" data-field="node-state">NotReady, cordoned by someone else' in page
+    assert '<span class="small" data-field="node-state">Ready, schedulable</span>' in page
+    # Not looked up (no API): no state, and the report says why.
+    quiet = _report.build("probe", ["w1"], [probed_outcome(facts, "w1")], [""], None, {}, "api", "t", states_source="off")
+    assert quiet["nodes"][0]["node_state"] is None and quiet["nodes"][0]["node_state_text"] == "" and quiet["node_states_source"] == "off"
+    assert 'data-field="node-state"' not in _report.render_html(quiet)

@@ -30,30 +30,49 @@ def node(name: str, ours: bool = False, cordoned: bool = False):
 
 def test_a_node_that_needs_nothing_is_settled_with_the_outcome_its_procedure_records() -> None:
     hosts = ["a", "b", "c", "d"]
-    triages = [triage("in_sync", node="a"), triage("drift_within_bound", True, node="b"), {"unreachable": True, "msg": "no route"},
+    triages = [triage("in_sync", node="a"), triage("drift_within_bound", True, node="b"), {"skipped": True},
                triage("drift_exceeds_bound", node="d")]
     nodes = {name: node(name) for name in ("a", "b", "d")}
-    work, settled = _triage.split(hosts, triages, nodes, "", PREFIX)
-    # Work to do, a node not reached (nothing to decide from), a refusal (its Event, its cordon): the procedure, in order.
+    work, settled = _triage.split(hosts, triages, reached(4), nodes, "", PREFIX)
+    # Work to do, a probe that failed (nothing to decide from), a refusal (its Event, its cordon): the procedure, in order.
     assert work == ["b", "c", "d"]
     assert settled == {"a": triages[0]["outcome"]}
     assert settled["a"]["action"] == "none" and settled["a"]["message"] == "nothing to do (in_sync): in_sync; details"
 
 
+def reached(count: int, unreachable: int = -1):
+    """The first pass's registered probe results: every node reached but the one at ``unreachable``."""
+    return [{"unreachable": True, "msg": "Task failed: Failed to connect to the host via ssh: timed out."} if index == unreachable
+            else {"changed": False, "numa_drift": {}} for index in range(count)]
+
+
+def test_a_node_the_probe_did_not_reach_is_left_out_so_the_canary_is_the_first_reachable_node_with_work() -> None:
+    hosts = ["gone", "b", "c"]
+    triages = [{"skipped": True}, triage("drift_within_bound", True, node="b"), triage("drift_within_bound", True, node="c")]
+    work, settled = _triage.split(hosts, triages, reached(3, unreachable=0), {}, "", PREFIX)
+    assert work == ["b", "c"]
+    assert settled == {"gone": {"node": "gone", "action": "unreachable", "message": (
+        "unreachable: Failed to connect to the host via ssh: timed out. Nothing was done on this node: the rollout went on without it.")}}
+    assert _triage.unreached(settled) == ["gone"]
+    assert _triage.summary(hosts, work, settled) == (
+        "0 of 3 nodes need nothing; 1 could not be reached and are left out (reported as unreachable): gone;"
+        " 2 go through the procedure: b, c")
+
+
 def test_an_unfinished_earlier_run_of_ours_sends_the_node_through_the_procedure() -> None:
     triages = [triage("in_sync", node="a"), triage("in_sync", node="b"), triage("no_checkpoint", node="c")]
     nodes = {"a": node("a", ours=True, cordoned=True), "b": node("b", ours=True), "c": node("c", cordoned=True)}
-    work, settled = _triage.split(["a", "b", "c"], triages, nodes, "", PREFIX)
+    work, settled = _triage.split(["a", "b", "c"], triages, reached(3), nodes, "", PREFIX)
     # Cordoned by us, or only our stale mark left: the procedure finishes it. Cordoned by someone else: not ours.
     assert work == ["a", "b"] and list(settled) == ["c"]
 
 
 def test_a_node_list_that_failed_leaves_the_nodes_settled_with_the_procedures_note() -> None:
     triages = [triage("in_sync", node="a"), triage("in_sync", node="b")]
-    work, settled = _triage.split(["a", "b"], triages, None, "Forbidden (HTTP 403)", PREFIX)
+    work, settled = _triage.split(["a", "b"], triages, reached(2), None, "Forbidden (HTTP 403)", PREFIX)
     assert work == []
     assert settled["a"]["message"] == "nothing to do (in_sync): in_sync; details; could not check the Node for an unfinished earlier run: Forbidden (HTTP 403)"
-    missing, settled = _triage.split(["a"], triages[:1], {}, "", PREFIX)
+    missing, settled = _triage.split(["a"], triages[:1], reached(1), {}, "", PREFIX)
     assert missing == [] and settled["a"]["message"].endswith("; could not check the Node for an unfinished earlier run: no such Node")
 
 
@@ -61,7 +80,7 @@ def test_without_the_api_or_in_a_dry_run_there_is_no_earlier_run_to_look_for() -
     triages = [triage("in_sync", node="a", api=False), triage("in_sync", node="b", dry=True)]
     assert not _triage.needs_earlier_run_check(triages)
     assert _triage.needs_earlier_run_check(triages + [triage("in_sync", node="c")])
-    work, settled = _triage.split(["a", "b"], triages, {}, "", PREFIX)
+    work, settled = _triage.split(["a", "b"], triages, reached(2), {}, "", PREFIX)
     assert work == [] and "could not check" not in settled["a"]["message"]
 
 
