@@ -237,7 +237,7 @@ stage_changelog() {
 }
 
 stage_molecule() {
-  # Every scenario of extensions/molecule/ in real multi-NUMA QEMU guests (docs/molecule.md).
+  # Every scenario of extensions/molecule/ in real multi-NUMA QEMU guests (docs/dev/molecule.md).
   # The runner installs QEMU and builds the guest image when needed, and prints
   # "SKIPPED: <why>" (exit 0) where guests cannot run.
   run bash "$ROOT/tests/vm/run-molecule.sh"

@@ -255,7 +255,7 @@ def _build_locked(release: str, target: str, log) -> str:
 
 def selected_releases() -> Sequence[str]:
     """Every supported release; ``NUMA_DRIFT_JUDGE_RELEASES=v1.37.2,...`` narrows a local run
-    (the generated docs/kubelet-versions.md is only written when every release was judged)."""
+    (the generated docs/dev/kubelet-versions.md is only written when every release was judged)."""
     chosen = [name for name in os.environ.get("NUMA_DRIFT_JUDGE_RELEASES", "").split(",") if name]
     unknown = sorted(set(chosen) - set(RELEASES))
     if unknown:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The kubelet judges, built once per session, and the matrix the run writes to docs/kubelet-versions.md.
+"""The kubelet judges, built once per session, and the matrix the run writes to docs/dev/kubelet-versions.md.
 
 A machine without Go fails these tests with the reason (never a skip): kubelet's own code is
 the judge of every verdict.
@@ -53,7 +53,7 @@ def pytest_sessionfinish(session, exitstatus):
     """Write the matrix when the whole judge suite ran at every release (a partial run writes nothing)."""
     if matrix.PARTIAL or session.shouldstop or tuple(build.selected_releases()) != build.RELEASES or not _full_run(session):
         return
-    doc = os.path.join(build.CHECKOUT, "docs", "kubelet-versions.md")
+    doc = os.path.join(build.CHECKOUT, "docs", "dev", "kubelet-versions.md")
     if not matrix.write_doc(doc) and session.exitstatus == 0:
         # The committed matrix must be the one kubelet's code gives for this tree.
         print("\nkubelet judge: %s did not match this run's matrix; it is rewritten: review and commit it" % doc)

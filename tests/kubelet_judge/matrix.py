@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the judge tests saw, release x verdict x corpus, and the generated docs/kubelet-versions.md."""
+"""What the judge tests saw, release x verdict x corpus, and the generated docs/dev/kubelet-versions.md."""
 
 from __future__ import annotations
 
