@@ -103,7 +103,7 @@ def table(options: Mapping[str, Mapping[str, Any]], names: Sequence[str], source
 
 
 def options_of(source: str) -> Dict[str, Mapping[str, Any]]:
-    kind, _, name = source.partition(":")
+    kind, _colon, name = source.partition(":")
     if kind == "role":
         return role_options(name)
     if kind == "module":

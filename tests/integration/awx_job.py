@@ -54,6 +54,7 @@ REMEDIATE_SURVEY_DEFAULTS = {
     "numa_drift_alert_filter_regexp": ".*",
     "numa_drift_webhook_url": "",
     "remediate_dry_run": "true",
+    "numa_drift_fail_on_refused": "false",
 }
 ROLLBACK_SURVEY_DEFAULTS = {"numa_drift_rollback_confirm": "false"}
 MACHINE_USER = "numa-drift"

@@ -500,6 +500,13 @@ def test_cordon_unrepairable_cordons_refused_nodes_and_touches_nothing_else(mixe
     assert again.rc == 0, again.tail()
     assert all(mixed.unschedulable(name) and mixed.annotations(name)[CORDONED_BY] == MARKER for name in refused)
     assert all(tree_snapshot(mixed.root(name)) == before[name] for name in refused)
+    # The run ends saying which refused nodes stay NotReady (a warning), or fails on them when asked to.
+    names = ", ".join("%s (refused: %s)" % (name, mixed.nodes[name]["expected_verdict"]) for name in refused)
+    assert "WARNING: 2 node(s) were left as they were and stay NotReady (or their Ready state is unknown): %s." % names in again.output
+    failing = mixed.playbook("remediate", "-l", ",".join(refused), "-e", "remediate_dry_run=true", "-e", "numa_drift_fail_on_refused=true")
+    assert failing.rc != 0, failing.tail()
+    assert "FAILED! => " in failing.output and "stay NotReady (or their Ready state is unknown): %s." % names in failing.output
+    assert all(tree_snapshot(mixed.root(name)) == before[name] for name in refused)
 
 
 # --------------------------------------------------------------------------- kubelet still failing after the repair
