@@ -276,21 +276,24 @@ def repair_diff(result, facts):
     }
 
 
+# The module's options (its action plugin checks their types on the controller first, in the collection's words).
+ARGUMENT_SPEC = dict(
+    NODE_OPTIONS_SPEC,
+    state=dict(type="str", default="repaired", choices=list(STATES)),
+    backup=dict(type="bool", default=True),
+    backup_dir=dict(type="path"),
+    backup_file=dict(type="path"),
+    force=dict(type="bool", default=False),
+    history_file=dict(type="path"),
+    loop_max_repairs=dict(type="int", default=3),
+    loop_window_hours=dict(type="float", default=24),
+    repaired_by=dict(type="str", default="module", choices=list(REPAIRED_BY)),
+    lock_timeout=dict(type="float", default=30),
+)
+
+
 def main():
-    argument_spec = dict(NODE_OPTIONS_SPEC)
-    argument_spec.update(
-        state=dict(type="str", default="repaired", choices=list(STATES)),
-        backup=dict(type="bool", default=True),
-        backup_dir=dict(type="path"),
-        backup_file=dict(type="path"),
-        force=dict(type="bool", default=False),
-        history_file=dict(type="path"),
-        loop_max_repairs=dict(type="int", default=3),
-        loop_window_hours=dict(type="float", default=24),
-        repaired_by=dict(type="str", default="module", choices=list(REPAIRED_BY)),
-        lock_timeout=dict(type="float", default=30),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     state = module.params["state"]
     if module.params["backup_file"] and state != "restored":
         module.fail_json(msg="backup_file is only used with state=restored")

@@ -71,11 +71,12 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_fi
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, OptionError, probe_arguments
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
 
+# The module's options (its action plugin checks their types on the controller first, in the collection's words).
+ARGUMENT_SPEC = dict(NODE_OPTIONS_SPEC, textfile_dir=dict(type="path", default="/var/lib/node_exporter/textfile_collector"))
+
 
 def main():
-    argument_spec = dict(NODE_OPTIONS_SPEC)
-    argument_spec.update(textfile_dir=dict(type="path", default="/var/lib/node_exporter/textfile_collector"))
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     root = module.params["root"]
     textfile_dir = under_root(root, module.params["textfile_dir"])
     try:

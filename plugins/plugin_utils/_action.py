@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible.module_utils.common.parameters import DEFAULT_TYPE_VALIDATORS
+from ansible.plugins.action import ActionBase
+from ansible.utils.vars import merge_hash
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.options import given
 
@@ -74,3 +76,24 @@ def type_problems(spec: Mapping[str, Mapping[str, Any]], values: Mapping[str, An
         except (TypeError, ValueError):
             problems.append("%s must be %s, got %s" % (name, TYPE_WORDS[wanted], given(value)))
     return problems
+
+
+class TypedModuleAction(ActionBase):
+    """The action of a module that runs on the node: its options' types are checked here first, in the collection's
+    words (``type_problems``), then the module runs as ``ansible.builtin.normal`` runs it (check mode, async)."""
+
+    ARGUMENT_SPEC: Mapping[str, Mapping[str, Any]] = {}
+    _supports_check_mode = True
+    _supports_async = True
+
+    def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        mistyped = type_problems(self.ARGUMENT_SPEC, self._task.args)
+        if mistyped:
+            return dict(result, failed=True, msg="; ".join(mistyped))
+        # ansible-core 2.19's connections say whether they run async natively; 2.21's do not.
+        wrap_async = self._task.async_val and not getattr(self._connection, "has_native_async", False)
+        result = merge_hash(result, self._execute_module(task_vars=task_vars, wrap_async=wrap_async))
+        if not wrap_async:
+            self._remove_tmp_path(self._connection._shell.tmpdir)  # pylint: disable=protected-access
+        return result
