@@ -26,7 +26,7 @@ import yaml
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DOCS = os.path.join(CHECKOUT, "docs")
 BLOCK = re.compile(r"(<!-- options: (?P<source>\S+) (?P<names>[^>]*?) -->\n)(?P<table>.*?)(<!-- end options -->)", re.DOTALL)
-MARKUP = re.compile(r"\b([CIMOVRLUPE])\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+MARKUP = re.compile(r"\b(RV|[BCIMOVRLUPE])\(((?:[^()\\]|\\.|\([^()]*\))*)\)")
 
 
 def markdown(text: Any) -> str:
@@ -35,12 +35,19 @@ def markdown(text: Any) -> str:
         text = " ".join(str(part) for part in text)
 
     def one(match: "re.Match[str]") -> str:
-        kind, body = match.group(1), match.group(2)
+        kind, body = match.group(1), re.sub(r"\\(.)", r"\1", match.group(2))
         if kind == "I":
             return "*%s*" % body
-        if kind in ("L", "U"):
-            return body.rsplit(",", 1)[-1].strip()
-        return "`%s`" % body.split("#", 1)[0] if kind in ("M", "P") else "`%s`" % body
+        if kind == "B":
+            return "**%s**" % body
+        if kind == "L":
+            label, _comma, url = body.rpartition(",")
+            return "[%s](%s)" % (label.strip(), url.strip())
+        if kind == "R":
+            return body.rpartition(",")[0].strip() or body
+        if kind in ("M", "P"):
+            return "`%s`" % body.split("#", 1)[0]
+        return "`%s`" % body  # C, O, V, RV, E, U
 
     return MARKUP.sub(one, " ".join(str(text).split())).replace("|", "\\|")
 

@@ -22,14 +22,17 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _cordon, _report, _rollout
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import CONFLICT_RETRIES, Api, ApiFailure
 
 LEASE = ("coordination.k8s.io/v1", "Lease")
 POLL_SECONDS = 0.5
+# Seconds the watcher may hold the run's output after the run ended (see main).
+OUTPUT_SECONDS = 15.0
 NOT_HELD = "the cluster lock was not held by this run"
 RELEASED = "released the cluster lock"
 
@@ -98,17 +101,21 @@ def unfinished_block(report: Mapping[str, Any], cordoned_nodes: Optional[Sequenc
                      report_dir: str) -> str:
     """What a run that ended in the middle of its rollout left, and the command that finishes the work.
 
-    ``report``: the report.json the run wrote last (before the batch it was in, its nodes as in progress);
-    ``cordoned_nodes``: the Nodes that carry this collection's cordon now (None: not known, ``why_not`` says why).
+    ``report``: the report.json this run wrote last (before the batch it was in, its nodes as in progress; {} when it
+    wrote none: it ended before any node's procedure started); ``cordoned_nodes``: the Nodes that carry this
+    collection's cordon now (None: not known, ``why_not`` says why).
     """
+    head = ("nodeops.numa_drift: this remediate run ended before its rollout did (interrupted, cancelled, or every node"
+            " of a batch lost); the cluster lock was released.")
     rows = [row for row in report.get("nodes") or [] if isinstance(row, Mapping)]
+    if not rows:
+        return head + "\n  it ended before any node's procedure started: this run changed no node.\n"
     host_of = {str(row.get("node")): str(row.get("host")) for row in rows}
     cordoned = [host_of[name] for name in cordoned_nodes or () if name in host_of]
     in_progress = [str(row.get("host")) for row in rows if str(row.get("message") or "").startswith(_report.IN_PROGRESS_HEAD)]
     waiting = [str(row.get("host")) for row in rows if row.get("action") == "not_processed"]
     unreachable = [str(row.get("host")) for row in rows if row.get("action") == "unreachable" and str(row.get("host")) not in in_progress]
-    lines = ["nodeops.numa_drift: this remediate run ended before its rollout did (interrupted, cancelled, or every node"
-             " of a batch lost); the cluster lock was released."]
+    lines = [head]
     if cordoned_nodes is None:
         lines.append("  could not list the Nodes (%s): look for Nodes with the annotation cordoned-by: nodeops.numa_drift" % why_not)
     else:
@@ -126,48 +133,88 @@ def unfinished_block(report: Mapping[str, Any], cordoned_nodes: Optional[Sequenc
     return "\n".join(lines) + "\n"
 
 
-def say_what_is_left(api: Api, options: Mapping[str, Any]) -> None:
-    """Print :func:`unfinished_block` on this process's stderr (the run's own output, see :func:`spawn`)."""
-    report_dir = str(options.get("report_dir") or "")
+def this_runs_report(report_dir: str, since: str) -> Optional[Dict[str, Any]]:
+    """The report.json this run wrote (a remediate report generated at or after ``since``, the watcher's start), {}
+    when it wrote none (an older run's, the probe's, or none at all), None when its last one is the rollout's final
+    report (nothing in progress: the rollout ended, only its release failed)."""
     try:
         with open(os.path.join(report_dir, "report.json"), encoding="utf-8") as handle:
             report = json.load(handle)
     except (OSError, ValueError):
-        report = {}
+        return {}
+    if not isinstance(report, dict) or report.get("kind") != "remediate" or str(report.get("generated_at") or "") < since:
+        return {}
+    return report if report.get("in_progress") else None
+
+
+def _release_and_look(options: Mapping[str, Any]) -> Tuple[str, Optional[List[str]], str]:
+    """Release the Lease; when this run still held it, also the Nodes our cordon is on (None and why when not listed)."""
+    api = Api(options.get("kubeconfig"), options.get("context"))
+    said = release(api, options["name"], options["namespace"], options["holder"])
+    if said != RELEASED or options.get("output_fd") is None:
+        return said, None, ""
+    prefix = str(options.get("annotation_prefix") or "numa-drift.nodeops.io")
     try:
         items = api.list("v1", "Node").get("items") or []
-        cordoned: Optional[List[str]] = [
-            str((node.get("metadata") or {}).get("name")) for node in items
-            if _cordon.node_state(node, str(options.get("annotation_prefix") or "numa-drift.nodeops.io"))["cordoned_by"] == "us"]
-        why_not = ""
     except ApiFailure as failure:
-        cordoned, why_not = None, str(failure)
-    sys.stderr.write(unfinished_block(report if isinstance(report, dict) else {}, cordoned, why_not,
-                                      str(options.get("inventory") or "-i INVENTORY"), report_dir))
-    sys.stderr.flush()
+        return said, None, str(failure)
+    return said, [str((node.get("metadata") or {}).get("name")) for node in items if _cordon.node_state(node, prefix)["cordoned_by"] == "us"], ""
+
+
+def _close(output: Optional[int]) -> None:
+    if output is not None:
+        try:
+            os.close(output)
+        except OSError:
+            pass
 
 
 def main(options: Mapping[str, Any]) -> int:
-    """Wait for the ansible-playbook process to end, then release the Lease if the run still holds it (and say what the
-    unfinished run left)."""
+    """Wait for the ansible-playbook process to end, then release the Lease if the run still holds it, and say on the
+    run's output (``output_fd``) what an unfinished run left.
+
+    The run's output is held only OUTPUT_SECONDS after the run: a reader of it (``| tee``, a CI job, AWX) waits for its
+    end, and the API client has no timeout of its own. A release that takes longer goes on without it."""
     while running(int(options["pid"]), options.get("started")):
         time.sleep(POLL_SECONDS)
-    try:
-        api = Api(options.get("kubeconfig"), options.get("context"))
-        if release(api, options["name"], options["namespace"], options["holder"]) == RELEASED and options.get("report_dir"):
-            say_what_is_left(api, options)
-    except ApiFailure:
+    output = options.get("output_fd")
+    answer: List[Any] = []
+
+    def work() -> None:
+        try:
+            answer.append(_release_and_look(options))
+        except ApiFailure as failure:
+            answer.append(failure)
+
+    thread = threading.Thread(target=work, name="release", daemon=True)
+    thread.start()
+    thread.join(OUTPUT_SECONDS)
+    if thread.is_alive():
+        _close(output)
+        output = None
+        thread.join()
+    if not answer or isinstance(answer[0], ApiFailure):
+        _close(output)
         return 1  # the Lease expires by itself (numa_drift_lock_duration)
+    said, cordoned, why_not = answer[0]
+    report = this_runs_report(str(options.get("report_dir") or ""), str(options.get("since") or "")) if said == RELEASED else None
+    if output is not None and report is not None:
+        text = unfinished_block(report, cordoned, why_not, str(options.get("inventory") or "-i INVENTORY"), str(options.get("report_dir")))
+        try:
+            os.write(output, text.encode("utf-8", "replace"))
+        except OSError:
+            pass
+    _close(output)
     return 0
 
 
-def run_output(pid: int) -> Any:
+def run_output(pid: int) -> Optional[int]:
     """The watched run's standard output, opened again for appending (the block lands where the run's output goes: a
-    terminal, a pipe, AWX's job output; never over a log file's start), or DEVNULL where it cannot be opened."""
+    terminal, a pipe, AWX's job output; never over a log file's start), or None where it cannot be opened."""
     try:
         return os.open("/proc/%d/fd/1" % pid, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY)
     except OSError:
-        return subprocess.DEVNULL
+        return None
 
 
 def spawn(lock: Mapping[str, Any], kubeconfig: Optional[str], context: Optional[str], pid: int,
@@ -175,19 +222,20 @@ def spawn(lock: Mapping[str, Any], kubeconfig: Optional[str], context: Optional[
     """Start the watcher of ``pid`` (ansible-playbook) for ``lock``; returns what the gate reports about it.
 
     ``unfinished``: ``report_dir``, ``inventory`` (the run's ``-i`` options) and ``annotation_prefix``, for the block an
-    unfinished run prints (none without them)."""
+    unfinished run prints on its output (none without them)."""
+    output = run_output(pid) if unfinished else None
     options = dict(unfinished or {}, pid=pid, started=process_start(pid), name=lock["name"], namespace=lock["namespace"],
-                   holder=lock["holder"], kubeconfig=kubeconfig, context=context, collection_paths=list(collection_paths))
-    output = run_output(pid) if unfinished else subprocess.DEVNULL
+                   holder=lock["holder"], kubeconfig=kubeconfig, context=context, collection_paths=list(collection_paths),
+                   output_fd=output, since=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     try:
-        # Its own session: a Ctrl-C (SIGINT to the terminal's process group) or a hang-up does not reach it.
+        # Its own session: a Ctrl-C (SIGINT to the terminal's process group) or a hang-up does not reach it. It writes
+        # nothing but the block, on the run's output it is given (its own stdout and stderr go nowhere).
         watcher = subprocess.Popen(  # pylint: disable=consider-using-with  # it outlives this process on purpose
             [sys.executable, "-c", BOOTSTRAP, json.dumps(options)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=output, close_fds=True, start_new_session=True)
+            stderr=subprocess.DEVNULL, close_fds=True, pass_fds=(output,) if output is not None else (), start_new_session=True)
     except OSError as error:
         return {"started": False, "message": "could not start the lock's watcher (%s): a run that ends without releasing the lock "
                                              "leaves it until numa_drift_lock_duration has passed" % error}
     finally:
-        if isinstance(output, int) and output >= 0:
-            os.close(output)
+        _close(output)
     return {"started": True, "pid": watcher.pid, "watches": pid}

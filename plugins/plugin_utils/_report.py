@@ -488,6 +488,8 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
         "remediate_command": "ansible-playbook %s nodeops.numa_drift.remediate --limit %s" % (inventory, ",".join(repairable))
         if repairable else None,
         "not_processed": [entry["host"] for entry in rows if entry["action"] == "not_processed"],
+        # Written before these hosts' procedures (empty in the report a rollout ends with).
+        "in_progress": list(in_progress),
         "pods_source": pods_source,
         "node_states_source": states_source or ("api" if states is not None else "not looked up"),
         "nodes": rows,

@@ -26,7 +26,8 @@ def unreached_outcome(host: str, probe: Mapping[str, Any]) -> Optional[Dict[str,
     if not probe.get("unreachable"):
         return None
     why = str(probe.get("msg") or "?").strip().rstrip(".")
-    return {"node": host, "action": "unreachable", "message": UNREACHED % why.removeprefix("Task failed: ")}  # ansible-core 2.19+ heads it so
+    # No "node": the report names it from remediate_node_name, as every other row.
+    return {"action": "unreachable", "message": UNREACHED % why.removeprefix("Task failed: ")}  # ansible-core 2.19+ heads it so
 
 
 def settled_outcome(triage: Mapping[str, Any], nodes: Optional[Mapping[str, Mapping[str, Any]]], failure: str,

@@ -52,3 +52,9 @@ def test_a_changed_description_makes_the_table_stale(monkeypatch) -> None:
 def test_an_unknown_option_in_a_table_is_an_error() -> None:
     with pytest.raises(SystemExit, match="role:remediate has no option remediate_nothing"):
         docs_tables.render("<!-- options: role:remediate remediate_nothing -->\n<!-- end options -->\n")
+
+
+def test_ansibles_markup_becomes_markdown() -> None:
+    assert docs_tables.markdown("see B(bold), I(it), RV(result), R(the text,anchor), L(kubelet docs,https://k8s.io/x), C(a\\)b), O(x=y), "
+                                "M(ns.c.m#module) and C(a|b)") == (
+        "see **bold**, *it*, `result`, the text, [kubelet docs](https://k8s.io/x), `a)b`, `x=y`, `ns.c.m` and `a\\|b`")

@@ -133,8 +133,15 @@ test_round() {
 # again, or fails any other way, fails the stage.
 test_round_once_more_on_hung_guest() {
   local -a round=("$@")
-  local failed i
+  local earlier=$rc
   test_round "${round[@]}"
+  once_more_on_hung_guest "${round[@]}"
+  [ "$earlier" -eq 0 ] || rc=$earlier  # an earlier round's failure stands, whatever this round did
+}
+
+once_more_on_hung_guest() {
+  local -a round=("$@")
+  local failed i
   [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ ${#order[@]} -gt 0 ] || return 0
   failed=${order[-1]}
   [ -n "${unreachable[$failed]:-}" ] && [ -z "${rerun[$failed]:-}" ] || return 0

@@ -147,21 +147,66 @@ class Nodes(Leases):
         return {"items": self.nodes}
 
 
-def test_the_watcher_prints_the_block_only_when_the_run_still_held_the_lease(monkeypatch: pytest.MonkeyPatch, tmp_path, capsys) -> None:
-    (tmp_path / "report.json").write_text(json.dumps(report_rows(("h1", "n1", "unreachable", _report.IN_PROGRESS % "h1"))))
-    ours = {"metadata": {"name": "n1", "annotations": {"numa-drift.nodeops.io/cordoned-by": "nodeops.numa_drift"}},
-            "spec": {"unschedulable": True}}
-    options = dict(ended_process(), name="lock", namespace="ns", holder="run-a", report_dir=str(tmp_path), inventory="-i inv.yml")
-    api = Nodes(held_by("run-a"), [ours])
+def watch(monkeypatch: pytest.MonkeyPatch, api: Any, report: Optional[Dict[str, Any]], tmp_path) -> str:
+    """What the watcher writes on the run's output (a pipe) for a run that ended, given the API and the report on disk."""
+    if report is not None:
+        (tmp_path / "report.json").write_text(json.dumps(report))
     monkeypatch.setattr(_lease_watch, "Api", lambda kubeconfig, context: api)
+    read, write = os.pipe()
+    options = dict(ended_process(), name="lock", namespace="ns", holder="run-a", report_dir=str(tmp_path), inventory="-i inv.yml",
+                   output_fd=write, since="2026-12-06T10:00:00Z")
     assert _lease_watch.main(options) == 0
-    printed = capsys.readouterr().err
+    with os.fdopen(read, encoding="utf-8") as handle:
+        return handle.read()  # the watcher closed its end
+
+
+def fresh(*rows: tuple, in_progress=("h1",), generated_at="2026-12-06T10:00:05Z") -> Dict[str, Any]:
+    return dict(report_rows(*rows), kind="remediate", generated_at=generated_at, in_progress=list(in_progress))
+
+
+OURS = {"metadata": {"name": "n1", "annotations": {"numa-drift.nodeops.io/cordoned-by": "nodeops.numa_drift"}}, "spec": {"unschedulable": True}}
+
+
+def test_the_watcher_prints_the_block_only_when_the_run_still_held_the_lease(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    report = fresh(("h1", "n1", "unreachable", _report.IN_PROGRESS % "h1"))
+    printed = watch(monkeypatch, Nodes(held_by("run-a"), [OURS]), report, tmp_path)
     assert "cordoned by nodeops.numa_drift (kubelet may be stopped there too): h1\n" in printed
     assert printed.endswith("to finish the work: ansible-playbook -i inv.yml nodeops.numa_drift.remediate --limit h1\n")
     # A run that released the Lease itself ended its rollout: nothing printed.
-    api = Nodes(held_by(None), [ours])
-    assert _lease_watch.main(options) == 0
-    assert capsys.readouterr().err == ""
+    assert watch(monkeypatch, Nodes(held_by(None), [OURS]), report, tmp_path) == ""
+
+
+def test_the_watcher_reads_only_this_runs_report(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    rows = (("h1", "n1", "unreachable", _report.IN_PROGRESS % "h1"),)
+    changed_nothing = "it ended before any node's procedure started: this run changed no node.\n"
+    # An earlier run's report, the probe's, or none: this run ended before its first report, before any procedure.
+    for report in (fresh(*rows, generated_at="2026-12-06T09:59:59Z"), dict(fresh(*rows), kind="probe"), None):
+        (tmp_path / "report.json").unlink(missing_ok=True)
+        assert watch(monkeypatch, Nodes(held_by("run-a"), [OURS]), report, tmp_path).endswith(changed_nothing), report
+    # The rollout's final report (nothing in progress): only the release at its end failed; nothing to say.
+    assert watch(monkeypatch, Nodes(held_by("run-a"), [OURS]), fresh(*rows, in_progress=()), tmp_path) == ""
+
+
+class SlowLeases(Nodes):
+    """An API that answers the release after ``seconds`` (the client has no timeout of its own)."""
+
+    def __init__(self, lease: Optional[Dict[str, Any]], seconds: float) -> None:
+        super().__init__(lease, [OURS])
+        self.seconds = seconds
+
+    def get(self, *args: Any, **kwargs: Any) -> Optional[Dict[str, Any]]:
+        time.sleep(self.seconds)
+        return super().get(*args, **kwargs)
+
+
+def test_a_slow_api_does_not_hold_the_runs_output(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    # A reader of the run's output (| tee, AWX) waits until every writer closed it: the watcher lets go after OUTPUT_SECONDS
+    # and goes on releasing the Lease without it.
+    monkeypatch.setattr(_lease_watch, "OUTPUT_SECONDS", 0.2)
+    api = SlowLeases(held_by("run-a"), 1.5)
+    began = time.time()
+    assert watch(monkeypatch, api, fresh(("h1", "n1", "unreachable", _report.IN_PROGRESS % "h1")), tmp_path) == ""
+    assert time.time() - began >= 1.5 and api.lease["spec"]["holderIdentity"] is None  # released all the same
 
 
 def test_the_block_goes_to_the_runs_own_output_appended(tmp_path) -> None:
@@ -177,7 +222,7 @@ def test_the_block_goes_to_the_runs_own_output_appended(tmp_path) -> None:
         child.kill()
         child.wait()
     assert log.read_text() == "earlier output\nthe block\n"
-    assert _lease_watch.run_output(2 ** 22 + 7) == subprocess.DEVNULL  # no such process
+    assert _lease_watch.run_output(2 ** 22 + 7) is None  # no such process
 
 
 def test_a_run_that_ended_but_is_not_reaped_yet_has_ended() -> None:

@@ -51,7 +51,7 @@ def test_a_node_the_probe_did_not_reach_is_left_out_so_the_canary_is_the_first_r
     triages = [{"skipped": True}, triage("drift_within_bound", True, node="b"), triage("drift_within_bound", True, node="c")]
     work, settled = _triage.split(hosts, triages, reached(3, unreachable=0), {}, "", PREFIX)
     assert work == ["b", "c"]
-    assert settled == {"gone": {"node": "gone", "action": "unreachable", "message": (
+    assert settled == {"gone": {"action": "unreachable", "message": (
         "unreachable: Failed to connect to the host via ssh: timed out. Nothing was done on this node: the rollout went on without it.")}}
     assert _triage.unreached(settled) == ["gone"]
     assert _triage.summary(hosts, work, settled) == (
