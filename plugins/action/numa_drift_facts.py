@@ -41,7 +41,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantit
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.options import check_overrides
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import type_problems
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import type_failure
 
 display = Display()
 
@@ -95,9 +95,9 @@ class ActionModule(ActionBase):
     def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
-        mistyped = type_problems(FACTS_OPTIONS_SPEC, self._task.args)
-        if mistyped:
-            return dict(result, failed=True, msg="; ".join(mistyped))
+        failure = type_failure(FACTS_OPTIONS_SPEC, self._task.args)
+        if failure:
+            return dict(result, **failure)
         validated = ArgumentSpecValidator(FACTS_OPTIONS_SPEC).validate(dict(self._task.args))
         if validated.error_messages:
             return dict(result, failed=True, msg=self._option_errors(validated))

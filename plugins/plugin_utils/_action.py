@@ -78,6 +78,12 @@ def type_problems(spec: Mapping[str, Mapping[str, Any]], values: Mapping[str, An
     return problems
 
 
+def type_failure(spec: Mapping[str, Mapping[str, Any]], values: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The task's failure when an option's value is not of its type (:func:`type_problems`, one message), else None."""
+    problems = type_problems(spec, values)
+    return {"failed": True, "msg": "; ".join(problems)} if problems else None
+
+
 class TypedModuleAction(ActionBase):
     """The action of a module that runs on the node: its options' types are checked here first, in the collection's
     words (``type_problems``), then the module runs as ``ansible.builtin.normal`` runs it (check mode, async)."""
@@ -88,9 +94,9 @@ class TypedModuleAction(ActionBase):
 
     def run(self, tmp: Optional[str] = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         result = super().run(tmp, task_vars)
-        mistyped = type_problems(self.ARGUMENT_SPEC, self._task.args)
-        if mistyped:
-            return dict(result, failed=True, msg="; ".join(mistyped))
+        failure = type_failure(self.ARGUMENT_SPEC, self._task.args)
+        if failure:
+            return dict(result, **failure)
         # ansible-core 2.19's connections say whether they run async natively; 2.21's do not.
         wrap_async = self._task.async_val and not getattr(self._connection, "has_native_async", False)
         result = merge_hash(result, self._execute_module(task_vars=task_vars, wrap_async=wrap_async))

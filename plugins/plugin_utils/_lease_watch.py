@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _cordon, _report, _rollout
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _cordon, _report, _rollout, _triage
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import CONFLICT_RETRIES, Api, ApiFailure
 
 LEASE = ("coordination.k8s.io/v1", "Lease")
@@ -93,10 +93,6 @@ def running(pid: int, started: Optional[str]) -> bool:
     return started is None or (fields[19] if len(fields) > 19 else None) == started
 
 
-def _listed(hosts: Sequence[str], most: int = 20) -> str:
-    return ", ".join(hosts[:most]) + (", and %d more" % (len(hosts) - most) if len(hosts) > most else "")
-
-
 def unfinished_block(report: Mapping[str, Any], cordoned_nodes: Optional[Sequence[str]], why_not: str, inventory: str,
                      report_dir: str) -> str:
     """What a run that ended in the middle of its rollout left, and the command that finishes the work.
@@ -119,11 +115,11 @@ def unfinished_block(report: Mapping[str, Any], cordoned_nodes: Optional[Sequenc
     if cordoned_nodes is None:
         lines.append("  could not list the Nodes (%s): look for Nodes with the annotation cordoned-by: nodeops.numa_drift" % why_not)
     else:
-        lines.append("  cordoned by nodeops.numa_drift (kubelet may be stopped there too): %s" % (_listed(cordoned) or "none"))
+        lines.append("  cordoned by nodeops.numa_drift (kubelet may be stopped there too): %s" % (_triage.shown(cordoned) or "none"))
     for label, hosts in (("in the middle of its procedure when the run ended", in_progress), ("not processed yet", waiting),
                          ("not reached", unreachable)):
         if hosts:
-            lines.append("  %s: %s" % (label, _listed(hosts)))
+            lines.append("  %s: %s" % (label, _triage.shown(hosts)))
     lines.append("  report: %s (and report.json)" % os.path.join(report_dir, "report.html"))
     finish = list(dict.fromkeys(cordoned + in_progress + waiting + unreachable))
     if finish:

@@ -488,6 +488,10 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
         "remediate_command": "ansible-playbook %s nodeops.numa_drift.remediate --limit %s" % (inventory, ",".join(repairable))
         if repairable else None,
         "not_processed": [entry["host"] for entry in rows if entry["action"] == "not_processed"],
+        # Left as they were and not Ready when the report was written (Ready unknown without the API counts): a rollout
+        # names them in its last lines.
+        "stay_down": [{"node": entry["node"], "action": entry["action"], "verdict": entry["verdict_after"]} for entry in rows
+                      if entry["action"] in ("refused", "loop_guard") and (entry["node_state"] or {}).get("ready") != "True"],
         # Written before these hosts' procedures (empty in the report a rollout ends with).
         "in_progress": list(in_progress),
         "pods_source": pods_source,

@@ -21,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _cordon
 UNREACHED = "unreachable: %s. Nothing was done on this node: the rollout went on without it."
 
 
-def unreached_outcome(host: str, probe: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+def unreached_outcome(probe: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """The outcome of a node the first pass's probe could not reach (``probe``: its registered result), else None."""
     if not probe.get("unreachable"):
         return None
@@ -62,7 +62,7 @@ def split(hosts: Sequence[str], triages: Sequence[Mapping[str, Any]], probes: Se
     work: List[str] = []
     settled: Dict[str, Dict[str, Any]] = {}
     for host, triage, probe in zip(hosts, triages, probes):
-        outcome = unreached_outcome(host, probe) or settled_outcome(triage, nodes, failure, prefix)
+        outcome = unreached_outcome(probe) or settled_outcome(triage, nodes, failure, prefix)
         if outcome is None:
             work.append(host)
         else:
@@ -76,6 +76,7 @@ def unreached(settled: Mapping[str, Mapping[str, Any]]) -> List[str]:
 
 
 def shown(hosts: Sequence[str], most: int = 20) -> str:
+    """The first ``most`` hosts, and how many more (the run's one-line summaries)."""
     return ", ".join(hosts[:most]) + (", and %d more" % (len(hosts) - most) if len(hosts) > most else "")
 
 

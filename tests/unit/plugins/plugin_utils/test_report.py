@@ -281,6 +281,14 @@ def test_what_now_lists_the_nodes_that_need_a_human_with_reason_and_next_step(tm
     assert needs["n-refused"]["next_step"] == exceeds["advice"]
     assert needs["n-failed"]["reason"].startswith("failed: could not cordon") and needs["n-failed"]["next_step"] == failed["message"]
     assert report["not_processed"] == ["h-later"] and report["repairable"] == []
+    # Refused, its Ready state unknown (no Node list): named as staying down; Ready, it is not.
+    assert report["stay_down"] == [{"node": "n-refused", "action": "refused", "verdict": "drift_exceeds_bound"}]
+    ready = {"found": True, "ready": "True", "cordoned": False, "cordoned_by": None}
+    down = dict(ready, ready="False")
+    for state, expected in ((ready, []), (down, report["stay_down"])):
+        again = _report.build("remediate", ["h-refused", "h-repaired"], [refused, repaired], ["", ""], None, {}, "api", "t",
+                              states={"n-refused": state, "n-repaired": ready}, states_source="api")
+        assert again["stay_down"] == expected
     # Still drift_within_bound after the run (it failed): the per-verdict next step names that host.
     assert "nodeops.numa_drift.remediate --limit h-failed " in report["next_steps"]["drift_within_bound"]
     rows = {entry["node"]: entry for entry in report["nodes"]}
@@ -420,6 +428,7 @@ def test_each_row_shows_its_nodes_ready_condition_and_who_cordoned_it(tmp_path):
                      "w3": "Ready, cordoned by nodeops.numa_drift", "w4": "no such Node in the API"}
     # What now says which repairable nodes stay cordoned; the page shows each row's state, escaped.
     assert report["repairable_cordoned"] == ["w2"] and report["node_states_source"] == "api"
+    assert report["stay_down"] == []  # repairable, not refused
     page = _report.render_html(report)
     assert "(not w2: cordoned by someone else, they stay cordoned)" in page
     assert '<span class="small warn" data-field="node-state">NotReady, cordoned by someone else' in page
