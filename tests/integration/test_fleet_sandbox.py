@@ -548,6 +548,10 @@ def test_kubelet_failing_after_repair_gets_the_original_back_and_stays_cordoned(
         assert "NumaDriftRolledBack" in [event["reason"] for event in fleet.events(name)]
     assert "did not report Ready within 8s" in rows[not_ready]["message"]
     assert "did not stay up" in rows[crashing]["message"] or "did not become active" in rows[crashing]["message"]
+    # Each outcome is printed in full once (the role's "Say what happened"); the failing task at the end names it only.
+    for name in (crashing, not_ready):
+        assert run.output.count(rows[name]["message"]) == 1, run.tail()
+        assert "%s: rolled back, as said above (and in the report)" % name in run.output, run.tail()
 
 
 # --------------------------------------------------------------------------- API outages (a fault proxy injects them)
