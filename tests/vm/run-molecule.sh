@@ -69,15 +69,30 @@ image_start=$(date +%s)
 image=$(bash "$HERE/build-image.sh") || { say "FAILED: guest image build"; exit 1; }
 say "guest image $image ready in $(($(date +%s) - image_start))s"
 
-# Copy molecule's output through, noting when each scenario starts, its recap line, and whether one of its
-# guests stopped answering (a host's play recap with unreachable=N: the guest hung, see ssh_args in molecule.yml).
-declare -A started=() ended=() recap=() unreachable=() rerun=()
+# Copy molecule's output through, noting when each scenario starts, its recap line, whether one of its
+# guests stopped answering (a host's play recap with unreachable=N: the guest hung, see ssh_args in molecule.yml),
+# and its first failure (the task's header and the first lines of Ansible's error) for the summary: the summary
+# is what a CI log's tail shows.
+FAILURE_LINES=14
+declare -A started=() ended=() recap=() unreachable=() rerun=() failure=()
 order=()
 follow() {
-  local line name
+  local line name task="" keep=0
   while IFS= read -r line; do
     printf '%s\n' "$line"
-    if [[ $line =~ \[([A-Za-z0-9_-]+)\ \>\ [a-z_]+\]\ Executing ]]; then
+    if [ "$keep" -gt 0 ]; then
+      failure[${order[-1]}]+="    ${line:0:240}"$'\n'
+      keep=$((keep - 1))
+    fi
+    if [[ $line =~ ^TASK\ \[ ]]; then
+      task=$line
+    elif [[ $line == '...ignoring' ]] && [ ${#order[@]} -gt 0 ]; then
+      unset "failure[${order[-1]}]"  # a failure the scenario expects (ignore_errors)
+      keep=0
+    elif [[ $line =~ ^(fatal|failed):\ \[ ]] && [ ${#order[@]} -gt 0 ] && [ -z "${failure[${order[-1]}]:-}" ]; then
+      failure[${order[-1]}]="    ${task:0:240}"$'\n'"    ${line:0:240}"$'\n'
+      keep=$FAILURE_LINES
+    elif [[ $line =~ \[([A-Za-z0-9_-]+)\ \>\ [a-z_]+\]\ Executing ]]; then
       name=${BASH_REMATCH[1]}
       if [ -z "${started[$name]:-}" ]; then
         [ ${#order[@]} -eq 0 ] || [ -n "${ended[${order[-1]}]:-}" ] || ended[${order[-1]}]=$(date +%s)
@@ -150,7 +165,7 @@ once_more_on_hung_guest() {
   say "a guest of $failed stopped answering; $failed${round[$((i + 1))]:+ and the scenarios after it} run once more"
   show_serial_tails "$failed"
   rerun[$failed]=1
-  unset "started[$failed]" "ended[$failed]" "recap[$failed]" "unreachable[$failed]"
+  unset "started[$failed]" "ended[$failed]" "recap[$failed]" "unreachable[$failed]" "failure[$failed]"
   order=("${order[@]:0:${#order[@]}-1}")
   rc=0
   test_round "${round[@]:$i}"
@@ -194,6 +209,11 @@ for i in "${!order[@]}"; do
   esac
   [ -z "${rerun[$s]:-}" ] || state="$state (run twice: a guest hung)"
   printf '  %-8s %-28s %5ss\n' "$s" "$state" "$((end - ${started[$s]}))"
+done
+for s in "${order[@]}"; do
+  [ "${recap[$s]:-}" != 0 ] && [ -n "${failure[$s]:-}" ] || continue
+  say "first failure of $s:"
+  printf '%s' "${failure[$s]}"
 done
 for s in "${scenarios[@]}"; do
   [ -n "${started[$s]:-}" ] || printf '  %-8s %-28s\n' "$s" "NOT RUN"
