@@ -220,12 +220,14 @@ stage_sanity() {
 stage_lint() {
   # Offline, ansible-lint does not install the collection it lints, so FQCNs such as
   # nodeops.numa_drift.numa_drift_facts would not resolve: put the checkout on the collections
-  # path through a symlink outside the tree.
-  local tmp rc
+  # path through a symlink outside the tree. awx/configure.yml's awx.awx modules come from PyPI's ansible 13.x
+  # (tests/integration/awx_offline.py: downloaded once, cached).
+  local tmp rc awx
+  awx=$(python "$ROOT/tests/integration/awx_offline.py") || { echo "lint: could not get the awx.awx collection" >&2; return 1; }
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/numa-drift-lint.XXXXXX") || return 1
   mkdir -p "$tmp/ansible_collections/nodeops"
   ln -s "$ROOT" "$tmp/ansible_collections/nodeops/numa_drift"
-  ANSIBLE_COLLECTIONS_PATH="$tmp${ANSIBLE_COLLECTIONS_PATH:+:$ANSIBLE_COLLECTIONS_PATH}" \
+  ANSIBLE_COLLECTIONS_PATH="$tmp:$awx${ANSIBLE_COLLECTIONS_PATH:+:$ANSIBLE_COLLECTIONS_PATH}" \
     run ansible-lint --offline --profile production
   rc=$?
   rm -rf "$tmp"

@@ -18,7 +18,7 @@ AWX (and automation controller) runs every job as ``ansible-runner run <private 
   ansible-runner's process isolation starts the image with podman, the private data dir mounted at
   ``/runner``; the collections are the image's (as with *Enable Collection(s) Download* off), the
   host variables name the image's Python, and ``NUMA_DRIFT_REPORT_DIR`` points into ``/runner``.
-- ``env/extravars``: the survey answers (here the defaults of the surveys in docs/awx.md) and the
+- ``env/extravars``: the survey answers (here the defaults of the surveys in awx/surveys/) and the
   template's extra variables; ``env/envvars``: what the credentials inject (the bearer-token
   credential: ``K8S_AUTH_HOST``, ``K8S_AUTH_API_KEY``, ``K8S_AUTH_VERIFY_SSL``); ``env/ssh_key``
   and ``env/cmdline`` (``-u``, ``--become-method``): the machine credential; ``env/settings``.
@@ -41,7 +41,7 @@ CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 VENV_BIN = os.path.dirname(sys.executable)
 FLEET = os.path.join(CHECKOUT, "tests", "sandbox", "fleet.py")
 
-# The survey defaults of docs/awx.md (answers arrive as strings for multiple choice questions).
+# The survey defaults of awx/surveys/ (answers arrive as strings for multiple choice questions).
 REMEDIATE_SURVEY_DEFAULTS = {
     "remediate_drift_bound": "auto",
     "numa_drift_batch": "25%",

@@ -4,7 +4,7 @@
 
 The directory is laid out by tests/integration/awx_job.py as AWX lays it out (project, installed
 collections, the inventory the k8s_nodes source found, env/extravars from the survey defaults of
-docs/awx.md, env/envvars from the bearer-token credential, the machine credential's key and
+awx/surveys/, env/envvars from the bearer-token credential, the machine credential's key and
 command line) and the jobs run against the sandbox fleet (mixed scenario) on the session's real
 kube-apiserver, the credential being the shipped ServiceAccount's token. Tests share the fleet and
 run in file order: the rollback restores what the remediate job repaired.
@@ -108,16 +108,13 @@ def test_rollback_job_template_refuses_without_confirmation_then_restores(job: J
     assert job.checkpoint(REPAIRED) == job.originals[REPAIRED]
 
 
-def survey_defaults(title: str) -> Dict[str, Any]:
-    """The defaults of the survey JSON that follows ``title`` in docs/awx.md (what a user imports into AWX)."""
-    with open(os.path.join(awx_job.CHECKOUT, "docs", "awx.md"), encoding="utf-8") as handle:
-        text = handle.read()
-    block = text[text.index(title):]
-    block = block[block.index("```json") + len("```json"):]
-    spec = json.loads(block[:block.index("```")])["spec"]
+def survey_defaults(name: str) -> Dict[str, Any]:
+    """The defaults of awx/surveys/<name>.json (what a user imports into AWX, and what awx/configure.yml sets)."""
+    with open(os.path.join(awx_job.CHECKOUT, "awx", "surveys", name + ".json"), encoding="utf-8") as handle:
+        spec = json.load(handle)["spec"]
     return {question["variable"]: question["default"] for question in spec}
 
 
-def test_the_jobs_answer_exactly_the_documented_survey_defaults() -> None:
-    assert awx_job.REMEDIATE_SURVEY_DEFAULTS == survey_defaults("### Survey of \"NUMA drift — remediate\"")
-    assert awx_job.ROLLBACK_SURVEY_DEFAULTS == survey_defaults("### Survey of \"NUMA drift — rollback\"")
+def test_the_jobs_answer_exactly_the_survey_defaults() -> None:
+    assert awx_job.REMEDIATE_SURVEY_DEFAULTS == survey_defaults("remediate")
+    assert awx_job.ROLLBACK_SURVEY_DEFAULTS == survey_defaults("rollback")
