@@ -20,16 +20,13 @@ ansible-core's own action plugins are the model for what is used of ``ActionBase
 from __future__ import annotations
 
 import contextlib
-import shlex
 import signal
 import time
 from typing import Any, Dict, Iterator, List, Optional
 
-from ansible import constants as C
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator, ValidationResult
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
-from ansible.utils.display import Display
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, inventory_option, remediate_advice
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import (
@@ -42,17 +39,14 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.option
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import type_failure
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._node_reader import NodeReader
 
-display = Display()
-
-READER = "nodeops.numa_drift.__node_read"
 MAX_ROUNDS = 4
 # The controller's CPU for one answer: an honest node costs milliseconds (its largest checkpoint seconds), every parser
 # on node bytes is linear and an answer is at most _snapshot.MAX_ANSWER_BYTES; this bounds what nothing else does.
 ASSESS_SECONDS = 30
 LEARNED_FACT = "numa_drift_read_paths"
 VERSIONS_FACT = "numa_drift_kubelet_versions"
-DISCOVERED_FACT = "discovered_interpreter_python"
 
 
 class ReadTimeout(Exception):
@@ -87,7 +81,7 @@ def _time_limit(seconds: float, error: type = ReadTimeout) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, max(previous_delay - (time.monotonic() - started), 0.001))
 
 
-class ActionModule(ActionBase):
+class ActionModule(NodeReader, ActionBase):
     """Read the node once, assess here."""
 
     TRANSFERS_FILES = False
@@ -160,50 +154,6 @@ class ActionModule(ActionBase):
         """Ansible's messages for the task's arguments, an unknown option's with the supported ones (as a module's)."""
         return "; ".join("Unsupported parameters for (%s) module: %s" % (self._task.action, error.msg) if isinstance(error, UnsupportedError)
                          else error.msg for error in validated.errors.errors)
-
-    def _node_python(self, task_vars: Dict[str, Any]) -> Optional[str]:
-        """The Python a module would run under on this host (the delegated one with ``delegate_to``), when it is known
-        without running one: the ``interpreter_python`` setting (``ansible_python_interpreter``), else the interpreter
-        discovered before (as ``ActionBase._configure_module`` decides)."""
-        host_vars = task_vars
-        if self._task.delegate_to:
-            host_vars = (task_vars.get("ansible_delegated_vars") or {}).get(self._task.delegate_to, task_vars)
-        configured = C.config.get_config_value("INTERPRETER_PYTHON", variables=host_vars)
-        configured = str(self._templar.template(configured)).strip() if configured else ""
-        if configured and configured not in ("auto", "auto_legacy", "auto_silent", "auto_legacy_silent"):
-            return configured
-        discovered = (host_vars.get("ansible_facts") or {}).get(DISCOVERED_FACT)
-        return str(discovered) if discovered else None
-
-    def _pipelined(self) -> bool:
-        """Whether Ansible would pipeline a module to this host (the connection and become method can, the
-        setting is on, and remote files are not to be kept)."""
-        return not C.DEFAULT_KEEP_REMOTE_FILES and self._connection.is_pipelining_enabled()
-
-    def _read_node(self, root: str, rules: List[Dict[str, Any]], follows: Dict[str, Any], versions: Dict[str, Any],
-                   task_vars: Dict[str, Any]) -> Dict[str, Any]:
-        """``{"entries": ...}`` (or a failed result) for ``rules``: the reader program on the standard input of the
-        interpreter a module would run under, where Ansible pipelines modules and that interpreter is known (the same
-        channel, become and environment); else the ``__node_read`` module (its files transferred as any module's)."""
-        arguments = _snapshot.reader_arguments(root, rules, follows, versions)
-        python = self._node_python(task_vars) if self._pipelined() else None
-        if python is None:
-            read = self._execute_module(module_name=READER, module_args=arguments, task_vars=task_vars)
-            read.pop("ansible_facts", None)  # the discovered interpreter only (below), nothing else the module says
-            entries, failure = _snapshot.module_answer(read)
-            read = failure or {"entries": entries}
-        else:
-            # -S: no site import (the reader is stdlib only; a node's .pth files and sitecustomize cost every probe).
-            command = "%s %s -S" % (self._compute_environment_string(), shlex.quote(python))
-            program = _snapshot.reader_program(arguments)
-            display.vvv("numa_drift_facts: the node reader, %d bytes on the standard input of %s" % (len(program), command.strip()),
-                        host=self._play_context.remote_addr)
-            ran = self._low_level_execute_command(command.strip(), sudoable=True, in_data=program)
-            entries, failure = _snapshot.reader_answer(ran.get("rc"), ran.get("stdout", ""), ran.get("stderr", ""))
-            read = failure or {"entries": entries}
-        if self._discovered_interpreter_key:
-            read["ansible_facts"] = {self._discovered_interpreter_key: self._discovered_interpreter}
-        return read
 
     @staticmethod
     def _advise_for(result: Dict[str, Any], host: Any, inventory: str) -> None:

@@ -27,7 +27,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_fi
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
-from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _node_reader, _snapshot
 from ansible_collections.nodeops.numa_drift.tests.support.programs import install_program, said, version_script
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     guaranteed_pods,
@@ -51,7 +51,7 @@ class Node(object):
         self.module_facts = {}
 
     def execute_module(self, module_name, module_args, task_vars, wrap_async=False):
-        assert module_name == action.READER
+        assert module_name == _node_reader.READER
         self.runs.append("module")
         entries = plan_reader.read_plan(module_args["root"], module_args["plan"], module_args["follows"], known=module_args.get("known"))
         return json.loads(json.dumps({"changed": False, "entries": entries, "ansible_facts": self.module_facts}))
