@@ -13,11 +13,10 @@ from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remedia
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import set_host_facts
 
 ARGUMENT_SPEC = {
-    "stage": {"type": "str", "required": True, "choices": ["dry_run", "repaired", "failed", "recovered"]},
+    "stage": {"type": "str", "required": True, "choices": ["repaired", "failed", "recovered"]},
     "outcome": {"type": "dict", "required": True},
     "options": {"type": "dict", "required": True},
     "cordon": {"type": "dict", "default": {}},
-    "preview": {"type": "dict", "default": {}},
     "repair": {"type": "dict", "default": {}},
     "failed_task": {"type": "str", "default": ""},
     "failed_result": {"type": "dict", "default": {}},
@@ -40,9 +39,7 @@ class ActionModule(ActionBase):
         outcome, options = dict(args["outcome"]), args["options"]
         facts: Dict[str, Any] = {}
         stage = args["stage"]
-        if stage == "dry_run":
-            outcome.update(action="dry_run", message=_remediate.dry_run_message(outcome, args["preview"], options))
-        elif stage == "repaired":
+        if stage == "repaired":
             repair = args["repair"]
             outcome.update(
                 action="repaired", cordoned_by_us=bool(args["cordon"].get("cordoned_by_us")),

@@ -5,15 +5,17 @@
 
 from __future__ import annotations
 
-import base64
 import time
 from typing import Any, Dict, List, Optional
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.answered_files import AnsweredFiles, NotRead
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import repair_diff
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import history as _history
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _remediate
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._action import set_host_facts
+from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._node_reader import NodeReader
 
 ARGUMENT_SPEC = {
     "facts": {"type": "dict", "required": True},
@@ -24,7 +26,7 @@ ARGUMENT_SPEC = {
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(NodeReader, ActionBase):
     """Validates the role's variables, reads the node's repair history when a repair is possible, decides."""
 
     TRANSFERS_FILES = False
@@ -46,16 +48,24 @@ class ActionModule(ActionBase):
                     % (options["history_file"], error)))
         decided = _remediate.plan(facts, options, history, time.time())
         outcome = decided.pop("outcome")
-        result.update(changed=False, plan=decided, outcome=outcome)
+        # A dry run says "changed" where the repair would change the node (as a module in check mode), and --diff shows
+        # each NUMA node's numbers before and after.
+        result.update(changed=decided["branch"] == "dry_run", plan=decided, outcome=outcome)
+        if decided["branch"] == "dry_run" and facts.get("nodes") is not None and (facts.get("checkpoint") or {}).get("path"):
+            result["diff"] = repair_diff(facts)
         if not args["record"]:
             return result
         return set_host_facts(self, result, {"remediate_plan": decided, "remediate_outcome": outcome})
 
     def _history(self, path: str, task_vars: Dict[str, Any]) -> List[Dict[str, Any]]:
-        """The entries of the node's history file ([] when it does not exist), read from the node."""
-        read = self._execute_module(module_name="ansible.legacy.slurp", module_args={"src": path}, task_vars=task_vars)
+        """The entries of the node's history file ([] when it does not exist), read through the node reader (the
+        probe's channel: one round trip, no module) and parsed here as the engine parses it on the node."""
+        rule = {"read": path, "raw": True, "literal": True, "follow": []}
+        read = self._read_node("/", [rule], {}, {}, task_vars)
+        self._remove_tmp_path(self._connection._shell.tmpdir)
         if read.get("failed"):
-            if "not found" in str(read.get("msg", "")).lower():
-                return []
-            raise ValueError(read.get("msg", "slurp failed"))
-        return _history.parse_history(base64.b64decode(read["content"]), path)
+            raise ValueError(read.get("msg") or "the node reader failed")
+        try:
+            return _history.history_in(AnsweredFiles("/", read["entries"]), path)
+        except NotRead as missing:
+            raise ValueError("the node reader's answer lacks %s" % missing) from None

@@ -11,7 +11,7 @@ short_description: Record what the remediate role did on one node (internal)
 version_added: 0.1.0
 description:
   - Internal to the role M(nodeops.numa_drift.remediate) (an action plugin; no module runs on the node).
-  - "Sets the fact C(remediate_outcome) after a dry run preview, a repair, or a failure (O(stage=failed) also sets
+  - "Sets the fact C(remediate_outcome) after a repair or a failure (O(stage=failed) also sets
     C(remediate_recovery): the failed phase and what to put back; O(stage=recovered) the final outcome)."
 author:
   - nodeops.numa_drift contributors (@nodeops)
@@ -27,7 +27,7 @@ options:
     description: What just happened.
     type: str
     required: true
-    choices: [dry_run, repaired, failed, recovered]
+    choices: [repaired, failed, recovered]
   outcome:
     description: The current C(remediate_outcome).
     type: dict
@@ -38,10 +38,6 @@ options:
     required: true
   cordon:
     description: The result of M(nodeops.numa_drift.__node_cordon) O(nodeops.numa_drift.__node_cordon#module:state=cordoned).
-    type: dict
-    default: {}
-  preview:
-    description: The check mode result of M(nodeops.numa_drift.kubelet_mm_checkpoint) (O(stage=dry_run)).
     type: dict
     default: {}
   repair:

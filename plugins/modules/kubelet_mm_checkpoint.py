@@ -210,7 +210,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, summary_line
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts, numbers_text, repair_diff, summary_line
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import NODE_OPTIONS_SPEC, OptionError, probe_arguments
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import REPAIRED_BY, RepairError
@@ -267,15 +267,6 @@ def run_or_fail(module, base, step, result):
         module.fail_json(msg=error.message, touched=error.touched, **failed)
 
 
-def repair_diff(result, facts):
-    return {
-        "before_header": result.path + " (recorded)",
-        "after_header": result.path + " (recomputed)",
-        "before": numbers_text(facts["nodes"], "recorded"),
-        "after": numbers_text(facts["nodes"], "current"),
-    }
-
-
 # The module's options (its action plugin checks their types on the controller first, in the collection's words).
 ARGUMENT_SPEC = dict(
     NODE_OPTIONS_SPEC,
@@ -311,7 +302,7 @@ def main():
     refuse_while_kubelet_runs(module, result, step)
     # A failed write's result carries the diff of what it was about to do (repair, sideline).
     if step == REPAIR:
-        base["diff"] = repair_diff(result, facts)
+        base["diff"] = repair_diff(facts)
         base["written_layout"] = result.assessment.plan.layout
     if step == SIDELINE:
         base["diff"] = {"before": numbers_text(facts["nodes"], "recorded") or "present\n", "after": "(absent)\n"}

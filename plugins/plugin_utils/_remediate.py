@@ -150,7 +150,9 @@ def plan(facts: Mapping[str, Any], options: Mapping[str, Any], history: List[Dic
         branch = "loop_guard"
         outcome.update(action="loop_guard", message=tripped)
     elif dry:
+        # What a repair would do, from the probe's facts (the repair writes what the probe assessed): nothing runs.
         branch = "dry_run"
+        outcome.update(action="dry_run", message=dry_run_message(outcome, facts.get("checkpoint") or {}, options))
     else:
         branch = "repair"
     return {
@@ -166,12 +168,13 @@ def plan(facts: Mapping[str, Any], options: Mapping[str, Any], history: List[Dic
 # --------------------------------------------------------------------------- outcomes
 
 
-def dry_run_message(outcome: Mapping[str, Any], preview: Mapping[str, Any], options: Mapping[str, Any]) -> str:
+def dry_run_message(outcome: Mapping[str, Any], checkpoint: Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    """What a repair would do, from the probe's view of the checkpoint (its path, the layout a repair writes)."""
     api = bool(options["api"])
     return (
         "dry run, nothing changed: would %sstop kubelet, rewrite %s (%s layout, every assignment kept, backup in %s), start"
         " kubelet, wait %ss for it to stay up%s: %s" % (
-            "cordon the Node, " if api else "", preview.get("path", "?"), preview.get("written_layout") or "?",
+            "cordon the Node, " if api else "", checkpoint.get("path", "?"), checkpoint.get("write_layout") or "?",
             options["backup_path"], options["settle_seconds"], ", wait for Ready and uncordon" if api else "", outcome.get("summary", ""))
     )
 

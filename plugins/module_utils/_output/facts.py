@@ -21,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes
 
-__all__ = ["assessment_facts", "pinned_pods", "summary_line", "numbers_text", "kubelet_view"]
+__all__ = ["assessment_facts", "pinned_pods", "summary_line", "numbers_text", "repair_diff", "kubelet_view"]
 
 
 def _pair(numbers: Optional[Dict[str, Any]], resource: str, index: int) -> Optional[int]:
@@ -209,3 +209,15 @@ def numbers_text(nodes: List[Dict[str, Any]], side: str) -> str:
                 if value is not None:
                     lines.append("node%d.%s.%s = %d (%s)" % (view["node"], resource, name, value, describe_bytes(value)))
     return "\n".join(lines) + "\n"
+
+
+def repair_diff(facts: Dict[str, Any]) -> Dict[str, str]:
+    """Diff mode's view of a repair (the module's, and the remediate role's dry run from the probe's facts): each NUMA
+    node's numbers as the checkpoint records them, then as the repair writes them (the node's current ones)."""
+    path = facts["checkpoint"]["path"]
+    return {
+        "before_header": path + " (recorded)",
+        "after_header": path + " (recomputed)",
+        "before": numbers_text(facts["nodes"], "recorded"),
+        "after": numbers_text(facts["nodes"], "current"),
+    }

@@ -45,6 +45,7 @@ __all__ = [
     "HistoryError",
     "history_path",
     "read_history",
+    "history_in",
     "parse_history",
     "recent_repairs",
     "loop_guard_message",
@@ -90,8 +91,18 @@ def _is_entry(entry: Any) -> bool:
 
 def read_history(path: str) -> List[Dict[str, Any]]:
     """The entries of ``path`` ([] when it does not exist); :class:`HistoryError` when it cannot be used."""
+    return _entries(lambda: read_regular_file(path, _MAX_HISTORY_BYTES), path)
+
+
+def history_in(files: Any, node_path: str) -> List[Dict[str, Any]]:
+    """:func:`read_history` through the engine's node files (``files``: a ``NodeFiles``, the controller's view of the
+    node reader's answer): the same limit, a symbolic link refused as not a regular file."""
+    return _entries(lambda: files.read_bytes(node_path, _MAX_HISTORY_BYTES), node_path)
+
+
+def _entries(read: Callable[[], bytes], path: str) -> List[Dict[str, Any]]:
     try:
-        raw = read_regular_file(path, _MAX_HISTORY_BYTES)
+        raw = read()
     except FileNotFoundError:
         return []
     except OSError as error:

@@ -106,7 +106,14 @@ def test_plan_branches_and_the_service_name():
     history = [{"time": NOW - 60, "action": "repaired"}, {"time": NOW - 30, "action": "rolled_back"}]
     tripped = _remediate.plan(drift, options(), history, NOW)
     assert tripped["branch"] == "loop_guard" and "/h.json" in tripped["outcome"]["message"]
-    assert _remediate.plan(drift, options(dry=True), [], NOW)["branch"] == "dry_run"
+    # A dry run is decided with the plan: what a repair would write, from the probe's view of the checkpoint.
+    checkpoint = {"path": "/var/lib/kubelet/memory_manager_state", "write_layout": "v3"}
+    dry = _remediate.plan(dict(drift, checkpoint=checkpoint), options(dry=True, api=False), [], NOW)
+    assert dry["branch"] == "dry_run" and dry["outcome"]["action"] == "dry_run"
+    assert dry["outcome"]["message"] == (
+        "dry run, nothing changed: would stop kubelet, rewrite /var/lib/kubelet/memory_manager_state (v3 layout, every assignment"
+        " kept, backup in /b), start kubelet, wait 20s for it to stay up: s")
+    assert _remediate.plan(drift, options(dry=True), history, NOW)["branch"] == "loop_guard"
     refused = _remediate.plan({"verdict": "hugepages_changed", "repairable": False, "causes": [], "advice": "a"}, options(), [], NOW)
     assert refused["branch"] == "refused" and refused["outcome"]["event"] == "NumaDriftRefused"
     nothing = _remediate.plan({"verdict": "in_sync", "repairable": False}, options(), [], NOW)

@@ -54,3 +54,39 @@ def test_the_loop_guard_counts_repair_attempts_of_the_window_only():
     message = history.loop_guard_message(entries, 3, 24, NOW, "/h.json")
     assert message.startswith("loop guard: this node was repaired 3 times in the last 24 hours (loop_max_repairs=3)")
     assert "read /h.json on the node" in message
+
+
+def through_the_reader(path):
+    """history_in over what the node reader answers for ``path`` (the remediate plan's read on the controller)."""
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.answered_files import AnsweredFiles  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader  # pylint: disable=import-outside-toplevel
+
+    entries = json.loads(json.dumps(plan_reader.read_plan("/", [{"read": path, "raw": True, "literal": True, "follow": []}], {})))
+    return history.history_in(AnsweredFiles("/", entries), path)
+
+
+@pytest.mark.parametrize("content", [None, b'{"repairs": []}', "entries", b"{", b'{"repairs": {}}', "link", "directory", "huge"])
+def test_the_history_read_through_the_node_reader_is_the_history_read_on_the_node(tmp_path, content):
+    path = history.history_path(str(tmp_path))
+    os.makedirs(os.path.dirname(path))
+    if content == "entries":
+        history.write_history(path, [entry(1), entry(2, by="guard")])
+    elif content == "link":
+        history.write_history(str(tmp_path / "elsewhere.json"), [entry(1)])
+        os.symlink(str(tmp_path / "elsewhere.json"), path)
+    elif content == "directory":
+        os.mkdir(path)
+    elif content == "huge":
+        with open(path, "wb") as handle:
+            handle.write(b'{"repairs": [' + b" " * (4 * 1024 * 1024) + b"]}")
+    elif content is not None:
+        with open(path, "wb") as handle:
+            handle.write(content)
+    outcomes = []
+    for read in (history.read_history, through_the_reader):
+        try:
+            outcomes.append(("entries", read(path)))
+        except history.HistoryError as error:
+            outcomes.append(("error", str(error)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == ("entries" if content in (None, b'{"repairs": []}', "entries") else "error"), outcomes[0]
