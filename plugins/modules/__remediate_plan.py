@@ -16,7 +16,7 @@ description:
     and sets the facts C(remediate_plan) (C(branch) one of C(nothing), C(refused), C(loop_guard), C(dry_run),
     C(repair); the kubelet service's name and commands) and C(remediate_outcome).
   - The repair history is read through the node reader, as M(nodeops.numa_drift.numa_drift_facts) reads the node.
-  - A dry run (C(options.dry)) is decided here, from the probe's facts: C(remediate_outcome) says what a repair would
+  - A dry run (C(options.dry)) is decided here, from the probe's facts. C(remediate_outcome) says what a repair would
     do, the task reports C(changed) where a repair would change the node and, with C(--diff), each NUMA node's numbers
     before and after.
   - The kubelet service is C(options.service_name) when set, else the unit the probe discovered
