@@ -342,6 +342,46 @@ def test_ctrl_c_during_the_canary_ends_with_the_lease_free_and_a_report(fleet: F
         put_back(fleet, canary)
 
 
+def report_in_progress(path: str) -> Any:
+    """The hosts report.json says are in the middle of their procedure (None while it is not written)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle).get("in_progress")
+    except (OSError, ValueError):
+        return None
+
+
+def test_sigterm_during_a_later_batch_names_what_is_left_and_frees_the_lease(fleet: Fleet) -> None:
+    """AWX's cancel (SIGTERM) while the second batch's node is in its procedure: the canary is done, the batch's node is
+    named as in the middle of its procedure, the last one as not processed, with the command that finishes both."""
+    names = sorted(fleet.nodes)[2:5]
+    fleet.inventory = inventory(fleet, "yaml", names)
+    started = fleet.start_playbook("remediate", "-e", "numa_drift_batch=1")
+    report = os.path.join(started["report_dir"], "report.json")
+    try:
+        end = time.time() + 300
+        while time.time() < end and started["process"].poll() is None and report_in_progress(report) != [names[1]]:
+            time.sleep(0.1)
+        assert report_in_progress(report) == [names[1]], Fleet.finish(started).tail()
+        started["process"].send_signal(signal.SIGTERM)
+        run = Fleet.finish(started)
+        assert run.rc != 0, run.tail()
+        assert lease_freed(fleet) is None, run.tail()
+        block = run.output[run.output.index("this remediate run ended before its rollout did"):]
+        assert "in the middle of its procedure when the run ended: %s\n" % names[1] in block, block
+        assert "not processed yet: %s\n" % names[2] in block, block
+        assert "to finish the work: ansible-playbook -i %s nodeops.numa_drift.remediate --limit %s,%s\n" % (
+            fleet.inventory, names[1], names[2]) in block, block
+        rows = run.rows()
+        assert rows[names[0]]["action"] == "repaired" and fleet.verdict(names[0]) == "in_sync", rows[names[0]]
+        assert rows[names[1]]["action"] == "unreachable" and "the run ended during this node's procedure" in rows[names[1]]["message"]
+        assert rows[names[2]]["action"] == "not_processed" and fleet.checkpoint_bytes(names[2]) == fleet.originals[names[2]]
+    finally:
+        for name in names:
+            put_back(fleet, name)
+            fleet.drift_again(name)
+
+
 def put_back(fleet: Fleet, name: str) -> None:
     """What a node left mid-procedure may have: kubelet stopped, cordoned by the run. Put it back for the next tests."""
     fleet.nodectl(name, "start")  # a no-op when its supervisor runs
