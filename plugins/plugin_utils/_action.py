@@ -28,7 +28,8 @@ TYPE_WORDS = {
 
 
 def set_host_facts(action: Any, result: Dict[str, Any], facts: Dict[str, Any]) -> Dict[str, Any]:
-    """Set ``facts`` as host variables the way ansible.builtin.set_fact does (not cached), and show them in ``result``."""
+    """Set ``facts`` as host variables the way ansible.builtin.set_fact does (not cached on ansible-core 2.20+; on 2.19
+    the result's ansible_facts can reach a persistent fact cache: decide from registered results), and show them."""
     register = getattr(action, "register_host_variables", None)
     if register is not None:  # ansible-core 2.20+: explicit layers; no legacy injection of the result's ansible_facts
         from ansible.plugins.action import VariableLayer  # pylint: disable=import-outside-toplevel
