@@ -61,7 +61,7 @@ class NodeReader:
             # -S: no site import (the reader is stdlib only; a node's .pth files and sitecustomize cost every probe).
             command = "%s %s -S" % (self._compute_environment_string(), shlex.quote(python))
             program = _snapshot.reader_program(arguments)
-            display.vvv("numa_drift_facts: the node reader, %d bytes on the standard input of %s" % (len(program), command.strip()),
+            display.vvv("%s: the node reader, %d bytes on the standard input of %s" % (self._task.action, len(program), command.strip()),
                         host=self._play_context.remote_addr)
             ran = self._low_level_execute_command(command.strip(), sudoable=True, in_data=program)
             entries, failure = _snapshot.reader_answer(ran.get("rc"), ran.get("stdout", ""), ran.get("stderr", ""))
