@@ -127,9 +127,10 @@ KUBELET_VERSION = "v1.34.4"
 
 
 def kubelet_program(directory: str, wanted: str) -> Tuple[str, str]:
-    """``(host path, what it is)`` of the kubelet each node tree holds at /usr/bin/kubelet, asked its release by every
-    probe: the real, version-stamped binary the guests run when it is built (``real``, the default), else a script
-    that says the same (``script``: far cheaper to run than kubelet, so the probe's figure is lower than a node's)."""
+    """``(host path, what it is)`` of the kubelet each node tree holds at /usr/bin/kubelet, whose release every probe
+    needs: the real, version-stamped binary the guests run when it is built (``real``, the default: the probe reads
+    the release stamped in it), else a script that says the same (``script``: no stamped release to read, so every
+    probe runs it; a script starts faster than kubelet would)."""
     from ansible_collections.nodeops.numa_drift.tests.support.programs import said, version_script  # pylint: disable=import-outside-toplevel
     from ansible_collections.nodeops.numa_drift.tests.vm import kubelet_disk  # pylint: disable=import-outside-toplevel
 
@@ -147,7 +148,7 @@ def kubelet_program(directory: str, wanted: str) -> Tuple[str, str]:
 
 def build_hosts(directory: str, count: int, program: str, drifted: bool = True) -> Dict[str, str]:
     """``count`` node trees: a kernel image moved by KASLR between two 64 GiB NUMA nodes (``drifted``; else the same
-    boot, in sync), 4 pods, kubeadm's files without a unit and ``program`` as /usr/bin/kubelet (the probe asks it its release)."""
+    boot, in sync), 4 pods, kubeadm's files without a unit and ``program`` as /usr/bin/kubelet (the probe reads or asks its release)."""
     roots = {}
     before = scenario.two_node_boot()
     after = before.moved(node0=-KASLR_KB, node1=KASLR_KB) if drifted else before
@@ -505,7 +506,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                         "'--api-server URL --api-ca CA --token ADMIN --kubeconfig FILE' (a real API server instead of the stand-in)")
     parser.add_argument("--max-ratio", type=ratio_pair, metavar="WARM,COLD", help="fail when a CPU ratio is above these bounds")
     parser.add_argument("--kubelet", choices=("real", "script"), default="real",
-                        help="what each node's /usr/bin/kubelet is, asked its release by every probe: the real binary the guests run "
+                        help="what each node's /usr/bin/kubelet is, whose release every probe reads (or asks): the real binary the guests run "
                         "(when built; else a script) or a script (default real)")
     parser.add_argument("--quick", action="store_true", help="a smoke test: 5 hosts, forks 2, 1 round")
     parser.add_argument("--json", help="write every figure to this file")

@@ -112,6 +112,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--forks", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", help="write cProfile files of every process under this directory")
+    parser.add_argument("--kubelet", choices=("real", "script"), default="real",
+                        help="each node's /usr/bin/kubelet, whose release every probe reads or asks (as bench_fleet.py's --kubelet)")
     options = parser.parse_args(argv)
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -120,7 +122,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     directory = tempfile.mkdtemp(prefix="probe-split-")
     records = options.profile or os.path.join(directory, "records")
     try:
-        roots = bench_fleet.build_hosts(directory, options.hosts)
+        program, what = bench_fleet.kubelet_program(directory, options.kubelet)
+        print("kubelet: %s" % what)
+        roots = bench_fleet.build_hosts(directory, options.hosts, program)
         inventory = bench_fleet.write_inventory(os.path.join(directory, "hosts"), roots)
         playbooks = bench_fleet.write_playbooks(directory, "linear")
         env = bench_fleet.ansible_env(directory, bench_fleet.collections_dir(directory), options.forks, True)

@@ -33,6 +33,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.answere
     NotRead,
     checked_entries,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang import stamp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import parse_release
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
@@ -46,8 +47,8 @@ MAX_ANSWER_BYTES = 8 * 1024 * 1024
 MAX_LEARNED = 64  # paths remembered per host (numa_drift_read_paths)
 MAX_VERSIONS = 8  # programs' releases remembered per host (numa_drift_kubelet_versions)
 MAX_STDERR_SHOWN = 300
-# The modules of the reader, dependencies first: node_files imports credentials, plan_reader imports node_files.
-READER_MODULES = (credentials, node_files, plan_reader)
+# The modules of the reader, dependencies first: node_files imports credentials and stamp, plan_reader imports node_files.
+READER_MODULES = (credentials, stamp, node_files, plan_reader)
 
 # What the node's Python reads on standard input: the reader's modules and the arguments of read_plan travel as two
 # JSON documents, deflated and in base64 (a third of the bytes, and the node's tokenizer reads a short literal instead

@@ -7,7 +7,8 @@ The kubelet binaries are the guests' (tests/vm/kubelet_disk.py: ``go build -trim
 ``k8s.io/kubernetes/cmd/kubelet`` at v1.34.4 and v1.37.2, the release stamped as kubelet's own build stamps it): the
 probe asks the binary, as on a node, and must give that release's verdict. kubeadm's, EKS AL2's and Kubespray's
 layouts, with and without the pause-image flag kubelet 1.35 removed: a 1.34 node with it and benign drift is
-repaired and starts; a 1.37 node with it gets the flag verdict naming the file, kubelet 1.37 refuses it too.
+repaired and starts; a 1.37 node with it gets the flag verdict naming the file, kubelet 1.37 refuses it too. The
+release the probe reads from each binary without running it is the one the binary prints when run.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles, run_version
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.stamp import stamped_release
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import parse_release
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.checks import judge_tree
 from ansible_collections.nodeops.numa_drift.tests.support.distributions import LAYOUTS, PAUSE_IMAGE_FILES, drifted_node, with_pause_image
 from ansible_collections.nodeops.numa_drift.tests.support.programs import PROGRAMS, REAL_KUBELET_VERSIONS, install_real_kubelet, real_kubelets
@@ -48,7 +51,7 @@ def test_a_node_holding_a_real_kubelet_gets_that_releases_verdict(judges, kubele
     result = _probe.probe(HostFiles(root))
     # The release read from the binary itself (release binaries carry it only in their stamped version variables).
     assert result.settings.release.version == version
-    assert result.settings.release.source == "%s --version: Kubernetes %s" % (PROGRAMS[layout], version)
+    assert result.settings.release.source == "%s: %s, stamped in the binary (read without running it)" % (PROGRAMS[layout], version)
     assert result.assessment.verdict == EXPECTED[(version, pause_image)], result.assessment.causes
     if result.assessment.verdict == "kubelet_config_rejected":
         [message] = result.assessment.causes_for("kubelet_config_rejected")
@@ -57,3 +60,11 @@ def test_a_node_holding_a_real_kubelet_gets_that_releases_verdict(judges, kubele
     problems = judge_tree(judges, "real kubelet binaries", "%s %s" % (layout, version), root, str(tmp_path / "scratch"),
                           describe_tree="%s with kubelet %s%s" % (layout, version, " and the pause-image flag" if pause_image else ""))
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("version", REAL_KUBELET_VERSIONS)
+def test_the_release_read_from_a_real_kubelet_is_the_one_it_says_when_run(kubelets, version):
+    # The probe reads the stamped variable instead of running kubelet (_golang.stamp): it must be what --version prints.
+    said = run_version(kubelets[version], ("--version",))
+    assert said["rc"] == 0 and said["output"] == "Kubernetes %s" % version, said
+    assert stamped_release(kubelets[version]) == parse_release(said["output"])[0] == version

@@ -41,7 +41,7 @@ _PRIMITIVES = {
     "text": {"text": str, "size": int, "withheld": str, "binary": bool, "undecodable": str, "errno": int, "error": str,
              "replaced": int},
     "raw": {"data": str, "base64": str, "size": int, "withheld": str, "errno": int, "error": str, "replaced": int},
-    "version": {"output": str, "rc": int, "identity": str, "remembered": bool, "errno": int, "error": str},
+    "version": {"output": str, "rc": int, "identity": str, "remembered": bool, "stamped": bool, "errno": int, "error": str},
 }
 _KINDS = ("file", "dir", "link", "absent", "other", "error")
 
@@ -165,7 +165,7 @@ class AnsweredFiles(NodeFiles):
     def content(self, key: str, text: bool) -> Dict[str, Any]:
         return self._record(key, "text" if text else "raw")
 
-    def version(self, key: str, arguments: Sequence[str]) -> Dict[str, Any]:
+    def version(self, key: str, arguments: Sequence[str], stamped: bool = False) -> Dict[str, Any]:
         return self._record(key, "version")
 
     # The engine's operations, each asked for whole when the answer lacks a part of it.

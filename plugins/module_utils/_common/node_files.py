@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.credentials import redact, withheld_content, withheld_name
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.stamp import stamped_release
 
 __all__ = [
     "MAX_SYMLINKS",
@@ -57,6 +58,8 @@ __all__ = [
     "NotTextError",
     "NotAProgramError",
     "VERSION_ARGUMENTS",
+    "STAMPED_PROGRAMS",
+    "program_release",
     "version_arguments",
     "node_join",
     "under_root",
@@ -83,6 +86,10 @@ MAX_VERSION_OUTPUT = 64 * 1024  # bytes of a program's output read; the first li
 VERSION_ENVIRONMENT = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C", "GOGC": "off", "GOMAXPROCS": "1"}
 VERSION_ARGUMENTS = {"kubelet": ("--version",), "k3s": ("--version",), "rke2": ("--version",), "k0s": ("version",),
                      "kubelite": ("--version",)}
+# The programs whose release is first read from their file, where kubelet's build stamped it (the variable
+# ``--version`` prints, ``_golang.stamp``): a few milliseconds instead of kubelet's whole start-up; run only when the
+# file cannot tell. The embedding distributions' programs stamp releases of their own beside kubelet's: always run.
+STAMPED_PROGRAMS = ("kubelet",)
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -190,10 +197,11 @@ class NodeFiles(object):
         name holds) or ``{"errno": n, "error": text}``."""
         raise NotImplementedError
 
-    def version(self, key: str, arguments: Sequence[str]) -> Dict[str, Any]:
+    def version(self, key: str, arguments: Sequence[str], stamped: bool = False) -> Dict[str, Any]:
         """What the program ``key`` prints when run with ``arguments`` (its version): ``{"output": its first line,
         "rc": exit status, "identity": "dev:inode:size:mtime"}`` (the identity tells a program replaced since) or
-        ``{"errno": n, "error": text}``."""
+        ``{"errno": n, "error": text}``; with ``stamped``, the release stamped in its file when that says one (``{"output":
+        "v1.34.4", "rc": 0, "stamped": true, "identity": ...}``, nothing run)."""
         raise NotImplementedError
 
     def content(self, key: str, text: bool) -> Dict[str, Any]:
@@ -309,7 +317,7 @@ class NodeFiles(object):
         if arguments is None:
             raise NotAProgramError(node_path)
         key = self._regular(node_path, follow=True)
-        found = self.version(key, arguments)
+        found = self.version(key, arguments, stamped=node_path.rstrip("/").rsplit("/", 1)[-1] in STAMPED_PROGRAMS)
         if "errno" in found:
             raise _os_error(found, self.host(key))
         return found
@@ -481,8 +489,8 @@ class HostFiles(NodeFiles):
         except OSError as error:
             return {"errno": error.errno, "error": error.strerror or str(error)}
 
-    def version(self, key: str, arguments: Sequence[str]) -> Dict[str, Any]:
-        return run_version(self.host(key), arguments)
+    def version(self, key: str, arguments: Sequence[str], stamped: bool = False) -> Dict[str, Any]:
+        return program_release(self.host(key), arguments, stamped)
 
     def content(self, key: str, text: bool) -> Dict[str, Any]:
         why = withheld_name(key)
@@ -517,6 +525,20 @@ def version_arguments(node_path: str) -> Optional[Tuple[str, ...]]:
     """How the program the node calls ``node_path`` says its release (:data:`VERSION_ARGUMENTS`), or None: not one
     that runs kubelet, never run (a site's wrapper script might start kubelet whatever its arguments)."""
     return VERSION_ARGUMENTS.get(node_path.rstrip("/").rsplit("/", 1)[-1])
+
+
+def program_release(path: str, arguments: Sequence[str], stamped: bool, seconds: Optional[float] = None) -> Dict[str, Any]:
+    """The version record of the program at host ``path``: with ``stamped``, the one release its file holds where the
+    build stamped it (:func:`_golang.stamp.stamped_release`), else what running it says (:func:`run_version`)."""
+    if stamped:
+        try:
+            identity = program_identity(path)  # before the read: a program replaced meanwhile has another
+        except OSError as error:
+            return {"errno": error.errno or errno.EIO, "error": error.strerror or str(error)}
+        release = stamped_release(path)
+        if release is not None:
+            return {"output": release, "rc": 0, "identity": identity, "stamped": True}
+    return run_version(path, arguments, seconds)
 
 
 def run_version(path: str, arguments: Sequence[str], seconds: Optional[float] = None) -> Dict[str, Any]:

@@ -8,8 +8,10 @@ v1.34.4``; ``k3s --version``: ``k3s version v1.34.4+k3s1 (...)``; ``rke2 --versi
 ``v1.34.4+k0s.0``), and MicroK8s' snap says it in ``meta/snap.yaml``. The binary is the one on disk now, so after an
 upgrade across a reboot it is the kubelet about to start, not the one that wrote the checkpoint (nor the one the
 Node object names). Release binaries are built with ``-trimpath``: their Go build info carries no ``-ldflags``, so
-the stamped release is read the only way it can be, by asking the program (a time limit, no shell, no input; never
-a program of another name: ``_common.node_files.VERSION_ARGUMENTS``). An explicit ``kubelet_release`` wins.
+the stamped release lives only in the version variables: kubelet's is read from the binary where the linker put it
+(``_golang.stamp``, a few milliseconds, nothing run), and the program is asked when the file cannot tell, as the
+embedding distributions' always are (a time limit, no shell, no input; never a program of another name:
+``_common.node_files.VERSION_ARGUMENTS``). An explicit ``kubelet_release`` wins.
 
 Every rule that differs by release is data keyed by the release it starts at (``_kubelet.flags``:
 ``REMOVED_FLAGS``, ``ADDED_GATES``; ``_checkpoint.model``: ``ERA_RELEASES``), judged here at the release found
@@ -129,6 +131,8 @@ def _said(files: NodeFiles, program: str) -> KubeletRelease:
     parsed = parse_release(output) if found.get("rc") == 0 else None
     if parsed is None:
         return KubeletRelease(None, None, "unknown: %s said %r (exit status %s)" % (asked, output, found.get("rc")))
+    if found.get("stamped"):  # read where kubelet's build stamped it, the variable --version prints (_golang.stamp)
+        return KubeletRelease(parsed[0], parsed[1], "%s: %s, stamped in the binary (read without running it)" % (program, output))
     # A release remembered from an earlier answer of the same file (numa_drift_kubelet_versions): the version only.
     remembered = " (remembered: the same file said it earlier)" if found.get("remembered") else ""
     return KubeletRelease(parsed[0], parsed[1], "%s: %s%s" % (asked, output, remembered))

@@ -43,7 +43,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_fi
     NotTextError,
     node_join,
     program_identity,
-    run_version,
+    program_release,
 )
 
 __all__ = ["read_plan", "followed_rules", "filled", "Recorder", "MAX_FOLLOW_DEPTH", "MAX_NESTING", "SENT_BYTES", "SECONDS"]
@@ -107,12 +107,13 @@ class Recorder(HostFiles):
     def content(self, key: str, text: bool) -> Dict[str, Any]:
         return self._recorded(key, "text" if text else "raw", lambda: self._budgeted(HostFiles.content(self, key, text)))
 
-    def version(self, key: str, arguments: Sequence[str]) -> Dict[str, Any]:
-        return self._recorded(key, "version", lambda: self._known_version(key) or self._run_version(key, arguments))
+    def version(self, key: str, arguments: Sequence[str], stamped: bool = False) -> Dict[str, Any]:
+        return self._recorded(key, "version", lambda: self._known_version(key) or self._program_release(key, arguments, stamped))
 
-    def _run_version(self, key: str, arguments: Sequence[str]) -> Dict[str, Any]:
-        """The program asked within what is left of the reader's time (at most its own limit)."""
-        return run_version(self.host(key), arguments, max(self.deadline - time.monotonic(), 0.0))
+    def _program_release(self, key: str, arguments: Sequence[str], stamped: bool) -> Dict[str, Any]:
+        """The program's release read from its file, or the program asked within what is left of the reader's time (at
+        most its own limit)."""
+        return program_release(self.host(key), arguments, stamped, max(self.deadline - time.monotonic(), 0.0))
 
     def _known_version(self, key: str) -> Optional[Dict[str, Any]]:
         """What the controller already knows this program says, when it is the same program (its identity)."""

@@ -28,6 +28,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import pl
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _node_reader, _snapshot
+from ansible_collections.nodeops.numa_drift.tests.support.go_images import go_image
 from ansible_collections.nodeops.numa_drift.tests.support.programs import install_program, said, version_script
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import (
     guaranteed_pods,
@@ -357,6 +358,22 @@ def test_a_node_that_keeps_answering_less_than_was_asked_fails_after_the_last_re
 
 
 # --- the release of the kubelet that will start ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pipelining", [True, False], ids=["program on stdin", "module"])
+def test_a_kubelet_binary_says_its_stamped_release_without_being_run(tmp_path, pipelining):
+    root = drifted(tmp_path)
+    program = os.path.join(root, "usr/bin/kubelet")
+    os.makedirs(os.path.dirname(program), exist_ok=True)
+    with open(program, "wb") as handle:
+        handle.write(go_image(["v1.35.4"]))
+    os.chmod(program, 0o755)  # sections only: it could not run
+    result, runs = run(root, pipelining=pipelining)
+    assert len(runs) == 1, result
+    kubelet = result["numa_drift"]["kubelet"]
+    assert (kubelet["version"], kubelet["release"]) == ("v1.35.4", "1.35")
+    assert kubelet["release_source"] == "/usr/bin/kubelet: v1.35.4, stamped in the binary (read without running it)"
+    assert result["ansible_facts"][action.VERSIONS_FACT]["/usr/bin/kubelet"]["output"] == "v1.35.4"
 
 
 @pytest.mark.parametrize("pipelining", [True, False], ids=["program on stdin", "module"])

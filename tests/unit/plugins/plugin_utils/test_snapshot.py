@@ -83,7 +83,7 @@ def test_the_reader_program_carries_the_readers_own_sources_and_the_arguments():
     literals = text.split("modules, arguments = unpacked(", 1)[1].split("\n", 1)[0].rstrip(")").split("), unpacked(")
     # what the node's Python evaluates
     modules, decoded = [json.loads(zlib.decompress(base64.b64decode(ast.literal_eval(literal)))) for literal in literals]
-    assert [name.rsplit(".", 1)[1] for name, _source in modules] == ["credentials", "node_files", "plan_reader"]
+    assert [name.rsplit(".", 1)[1] for name, _source in modules] == ["credentials", "stamp", "node_files", "plan_reader"]
     for (name, source), module in zip(modules, _snapshot.READER_MODULES):
         with open(module.__file__, encoding="utf-8") as handle:
             assert name == module.__name__ and source == handle.read()

@@ -13,6 +13,7 @@ import time
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan as probe_plan
+from ansible_collections.nodeops.numa_drift.tests.support.go_images import go_image
 
 
 def write(root, path, data=b""):
@@ -242,6 +243,35 @@ def test_a_program_the_controller_knows_by_its_identity_is_not_run_again(tmp_pat
     stale = {"/usr/bin/kubelet": dict(first, identity="1:2:3:4")}
     plan_reader.read_plan(str(tmp_path / "node"), [{"version": "/usr/bin/kubelet"}], {}, known=stale)
     assert marker.read_text() == "run\nrun\n"
+
+
+def _image(root, path, values):
+    host = write(root, path, go_image(values))
+    os.chmod(host, 0o755)  # an image of sections only: run, it would fail (Exec format error)
+    return host
+
+
+def test_a_kubelet_whose_file_holds_its_stamped_release_is_read_not_run(tmp_path):
+    host = _image(tmp_path / "node", "/usr/bin/kubelet", ["v1.36.3", "v0.0.0-master+$Format:%H$"])
+    entries = gathered(tmp_path / "node", {"version": "/usr/bin/kubelet"})
+    status = os.stat(host)
+    assert entries["/usr/bin/kubelet"]["version"] == {
+        "output": "v1.36.3", "rc": 0, "stamped": True,
+        "identity": "%d:%d:%d:%d" % (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)}
+
+
+def test_a_kubelet_whose_file_cannot_tell_is_run(tmp_path):
+    # Two releases in its data: which is kubelet's is not known, so the program is asked (here it cannot run).
+    _image(tmp_path / "node", "/usr/bin/kubelet", ["v1.36.3", "v1.2.3"])
+    record = gathered(tmp_path / "node", {"version": "/usr/bin/kubelet"})["/usr/bin/kubelet"]["version"]
+    assert record["errno"] == errno.ENOEXEC and "stamped" not in record
+
+
+def test_the_embedding_distributions_programs_are_always_run(tmp_path):
+    # k3s, rke2, k0s stamp releases of their own beside kubelet's: their answer to --version is what counts.
+    _image(tmp_path / "node", "/usr/local/bin/k3s", ["v1.34.4+k3s1"])
+    record = gathered(tmp_path / "node", {"version": "/usr/local/bin/k3s"})["/usr/local/bin/k3s"]["version"]
+    assert record["errno"] == errno.ENOEXEC
 
 
 def test_a_program_of_another_name_is_never_run_and_nothing_is_recorded_of_it(tmp_path):
