@@ -41,7 +41,7 @@ class ActionModule(NodeReader, ActionBase):
         history: List[Dict[str, Any]] = []
         if facts.get("repairable") and args["record"]:
             try:
-                history = self._history(options["history_file"], task_vars or {})
+                history = self._history(facts.get("history"), options["history_file"], task_vars or {})
             except ValueError as error:
                 return dict(result, failed=True, phase="loop_guard", msg=(
                     "could not read the repair history %s (delete it if it is corrupt), nothing was changed: %s"
@@ -57,9 +57,15 @@ class ActionModule(NodeReader, ActionBase):
             return result
         return set_host_facts(self, result, {"remediate_plan": decided, "remediate_outcome": outcome})
 
-    def _history(self, path: str, task_vars: Dict[str, Any]) -> List[Dict[str, Any]]:
-        """The entries of the node's history file ([] when it does not exist), read through the node reader (the
-        probe's channel: one round trip, no module) and parsed here as the engine parses it on the node."""
+    def _history(self, probed: Any, path: str, task_vars: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """The entries of the node's history file ([] when it does not exist) the loop guard counts: the repairs the
+        probe read with the node (the file at its default place, in the probe's own read), else the file read now
+        through the node reader (the probe's channel: one round trip, no module) and parsed here as the engine parses
+        it on the node."""
+        if isinstance(probed, dict) and probed.get("path") == path:
+            if probed.get("error"):
+                raise ValueError(probed["error"])
+            return [{"time": when} for when in probed.get("repairs") or []]
         rule = {"read": path, "raw": True, "literal": True, "follow": []}
         read = self._read_node("/", [rule], {}, {}, task_vars)
         self._remove_tmp_path(self._connection._shell.tmpdir)

@@ -68,9 +68,9 @@ options:
     type: raw
   kubelet_release:
     description:
-      - The release of the kubelet that will start on the node (C(1.34) or C(v1.34.4)), instead of asking the program
-        the node's service runs (C(kubelet --version), C(k3s --version), C(rke2 --version), C(k0s version), MicroK8s'
-        C(meta/snap.yaml)).
+      - The release of the kubelet that will start on the node (C(1.34) or C(v1.34.4)), instead of reading it from the
+        program the node's service runs (the release stamped in a C(kubelet) binary, else C(kubelet --version);
+        C(k3s --version), C(rke2 --version), C(k0s version), MicroK8s' C(meta/snap.yaml)).
       - Every rule that differs by release (flags removed, feature gates added, the checkpoint's layout and checksum)
         is judged at this release; with no release known, every supported release (1.34 to 1.37) must agree.
       - Quote it in YAML, as in C("1.40"), since an unquoted C(1.40) is the number 1.4.

@@ -26,6 +26,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settin
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import READS as SYSFS_READS, read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, assess
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HISTORY_FILE, HistoryError, NOT_COUNTED, history_in
 
 __all__ = ["ProbeResult", "probe", "read_plan", "read_checkpoint", "GUARD_PROGRAM", "GUARD_STATE"]
 
@@ -34,6 +35,11 @@ GUARD_PROGRAM = "/usr/local/libexec/nodeops-numa-drift/numa-drift-guard"
 GUARD_STATE = "/var/lib/nodeops-numa-drift/guard.json"
 MAX_GUARD_STATE_BYTES = 64 * 1024
 GUARD_READS = ({"stat": GUARD_PROGRAM}, {"read": GUARD_STATE})
+# The repair history (_write.history), read with the rest so that the remediate role's loop guard decides from the
+# probe's facts, without reading the node again.
+HISTORY = "/" + HISTORY_FILE  # the node path of the history at its default place
+HISTORY_READS = ({"read": HISTORY, "raw": True, "literal": True},)
+MAX_REPAIR_TIMES = 1000  # the most recent ones: the loop guard decides the same for any loop_max_repairs up to this
 
 
 def read_checkpoint(path: str) -> Optional[bytes]:
@@ -71,6 +77,19 @@ def _guard(files: NodeFiles) -> Dict[str, Any]:
     return view
 
 
+def _history(files: NodeFiles) -> Dict[str, Any]:
+    """The repair history at its default place: where it is (a host path), the times of the repair attempts it
+    records (those the loop guard counts, most recent last), or why it cannot be used."""
+    view: Dict[str, Any] = {"path": files.host_path(HISTORY, follow=False), "repairs": [], "error": None}
+    try:
+        entries = history_in(files, HISTORY)
+    except HistoryError as error:
+        view["error"] = str(error)
+        return view
+    view["repairs"] = sorted(entry["time"] for entry in entries if entry.get("action") not in NOT_COUNTED)[-MAX_REPAIR_TIMES:]
+    return view
+
+
 class ProbeResult(Record, frozen=True):
     """One node's assessment with what it was computed from (``raw`` = the checkpoint's bytes at ``path``)."""
 
@@ -80,6 +99,7 @@ class ProbeResult(Record, frozen=True):
     path: str
     raw: Optional[bytes]
     guard: Dict[str, Any]
+    history: Dict[str, Any]
 
 
 def probe(
@@ -108,7 +128,7 @@ def probe(
     )
     node = read_node_facts(files)
     path, raw = _checkpoint(files, settings.root_dir)
-    return ProbeResult(assess(raw, node, settings, drift_bound), settings, node, path, raw, _guard(files))
+    return ProbeResult(assess(raw, node, settings, drift_bound), settings, node, path, raw, _guard(files), _history(files))
 
 
 def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
@@ -134,7 +154,7 @@ def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
 def read_plan(arguments: Mapping[str, Any]) -> Tuple[List[Dict[str, Any]], Dict[str, Dict[str, Any]]]:
     """``(rules, follows)``: what :func:`probe` reads on a node with these options (``_node.plan_reader``); with
     ``kubelet_release`` named, no program is asked its release."""
-    rules = list(SYSFS_READS) + list(DISCOVERY_READS) + list(GUARD_READS) + _option_reads(arguments)
+    rules = list(SYSFS_READS) + list(DISCOVERY_READS) + list(GUARD_READS) + list(HISTORY_READS) + _option_reads(arguments)
     follows = dict(DISCOVERY_FOLLOWS)
     if arguments.get("kubelet_release"):
         # No program is asked: what is there is all discovery looks at (kubeadm's /usr/bin/kubelet).

@@ -121,6 +121,14 @@ numa_drift:
     guard:
       description: Whether the boot guard is installed, and what it decided at its last boot.
       type: dict
+    history:
+      description:
+        - The repair history at its default place, C(/var/lib/nodeops-numa-drift/history.json) under O(root) (C(path), a
+          host path), the times of the repair attempts it records that the loop guard counts (C(repairs), Unix times,
+          most recent last, at most 1000), or why it cannot be used (C(error)).
+        - The remediate role's loop guard decides from it without reading the node again.
+      type: dict
+      sample: {"path": "/var/lib/nodeops-numa-drift/history.json", "repairs": [1796201700.0], "error": null}
     node_problems:
       description: Problems reading the node's sysfs and procfs.
       type: list

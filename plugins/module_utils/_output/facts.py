@@ -192,6 +192,7 @@ def assessment_facts(result: ProbeResult) -> Dict[str, Any]:
         "kernel_image": _kernel_view(node),
         "kubelet": kubelet_view(settings),
         "guard": dict(result.guard),
+        "history": dict(result.history),
         "node_problems": list(node.problems),
         "eras": list(ERAS),
         "summary": summary_line(assessment),

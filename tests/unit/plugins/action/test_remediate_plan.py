@@ -1,7 +1,8 @@
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The __remediate_plan action plugin reads the node's repair history through the node reader (the probe's channel:
-the reader program on the node's interpreter, else the __node_read module) and decides the loop guard from it."""
+"""The __remediate_plan action plugin decides the loop guard from the repair history the probe read with the node (its
+facts' ``history``), else reads the file it is given through the node reader (the probe's channel: the reader program
+on the node's interpreter, else the __node_read module)."""
 
 from __future__ import annotations
 
@@ -30,9 +31,9 @@ def options(history_file):
     }
 
 
-def run(root, history_file, pipelining):
+def run(root, history_file, pipelining, facts=None):
     node = Node(root, root)
-    task = mock.MagicMock(action="nodeops.numa_drift.__remediate_plan", args={"facts": FACTS, "options": options(history_file)},
+    task = mock.MagicMock(action="nodeops.numa_drift.__remediate_plan", args={"facts": facts or FACTS, "options": options(history_file)},
                           async_val=0, check_mode=False, diff=False, environment=None, delegate_to=None)
     connection = mock.MagicMock()
     connection._shell = shell_loader.get("sh")
@@ -69,3 +70,23 @@ def test_a_history_that_cannot_be_used_fails_the_plan_naming_it(tmp_path):
     assert result["failed"] and result["phase"] == "loop_guard"
     assert result["msg"].startswith("could not read the repair history %s (delete it if it is corrupt), nothing was changed" % path)
     assert "is not valid JSON" in result["msg"]
+
+
+@pytest.mark.parametrize("repairs, branch", [([], "dry_run"), ([time.time() - 7200, time.time() - 3600], "loop_guard")])
+def test_the_history_the_probe_read_decides_without_reading_the_node_again(tmp_path, repairs, branch):
+    path = history.history_path(str(tmp_path))
+    facts = dict(FACTS, history={"path": path, "repairs": repairs, "error": None})
+    result, runs = run(str(tmp_path), path, True, facts)
+    assert result["plan"]["branch"] == branch and runs == [], result
+    unusable = dict(FACTS, history={"path": path, "repairs": [], "error": "the repair history %s is not valid JSON (x)" % path})
+    result, runs = run(str(tmp_path), path, True, unusable)
+    assert result["failed"] and result["phase"] == "loop_guard" and runs == []
+    assert result["msg"] == "could not read the repair history %s (delete it if it is corrupt), nothing was changed: %s" % (
+        path, unusable["history"]["error"])
+
+
+def test_a_history_file_elsewhere_than_the_probe_read_is_read_from_the_node(tmp_path):
+    facts = dict(FACTS, history={"path": history.history_path(str(tmp_path)), "repairs": [time.time()] * 5, "error": None})
+    elsewhere = str(tmp_path / "site-history.json")
+    result, runs = run(str(tmp_path), elsewhere, True, facts)
+    assert result["plan"]["branch"] == "dry_run" and runs == ["program"], result  # the file it names, absent: no repairs

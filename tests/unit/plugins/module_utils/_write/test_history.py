@@ -90,3 +90,48 @@ def test_the_history_read_through_the_node_reader_is_the_history_read_on_the_nod
             outcomes.append(("error", str(error)))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][0] == ("entries" if content in (None, b'{"repairs": []}', "entries") else "error"), outcomes[0]
+    # The probe reads the same file in its own read (the remediate role's loop guard decides from its facts): the
+    # times of the attempts the loop guard counts, or the same error.
+    probed = probe_history(str(tmp_path))
+    assert probed["path"] == path
+    if outcomes[0][0] == "entries":
+        assert (probed["repairs"], probed["error"]) == (sorted(item["time"] for item in outcomes[0][1]), None)
+    else:  # the same refusal (a link is not followed, a directory or a huge file not read), in the reader's words
+        assert probed["repairs"] == [] and "history.json" in probed["error"], probed
+        # "cannot read the repair history: ...", "the repair history <file> is not ...": the node's path, not the host's
+        assert probed["error"].split()[:3] == outcomes[0][1].split()[:3], probed
+
+
+def probe_history(root):
+    """The ``history`` of the probe's facts for the node at ``root``, read as the probe reads (the node reader's
+    answer assessed on the controller)."""
+    # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.answered_files import AnsweredFiles
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader
+
+    rules = [dict(rule, follow=[]) for rule in _probe.HISTORY_READS]
+    entries = json.loads(json.dumps(plan_reader.read_plan(root, rules, {})))
+    return _probe._history(AnsweredFiles(root, entries))  # pylint: disable=protected-access
+
+
+def test_the_probe_carries_the_times_the_loop_guard_counts_most_recent_last():
+    class Files:  # what history_in reads through: the engine's node files
+        def __init__(self, entries):
+            self.raw = json.dumps({"repairs": entries}).encode()
+
+        def read_bytes(self, _path, _limit):
+            return self.raw
+
+        def host_path(self, path, follow=True):
+            return "/host" + path
+
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils import _probe  # pylint: disable=import-outside-toplevel
+
+    entries = [entry(1), entry(3, action="restored"), entry(5, action="sidelined"), entry(2, by="guard"), dict(entry(4), action={"odd": 1})]
+    probed = _probe._history(Files(entries))  # pylint: disable=protected-access
+    assert probed == {"path": "/host" + _probe.HISTORY, "repairs": [NOW - 4 * HOUR, NOW - 2 * HOUR, NOW - HOUR], "error": None}
+    # As many as the loop guard needs to decide alike for any loop_max_repairs up to MAX_REPAIR_TIMES.
+    many = [entry(hours / 100.0) for hours in range(_probe.MAX_REPAIR_TIMES + 5)]
+    repairs = _probe._history(Files(many))["repairs"]  # pylint: disable=protected-access
+    assert len(repairs) == _probe.MAX_REPAIR_TIMES and repairs[-1] == NOW and repairs == sorted(repairs)
