@@ -7,7 +7,8 @@
 (found as the engine finds it: the unit, its drop-ins and env files, or kubeadm's default
 ``--config=<root dir>/config.yaml``), its path flags moved under the tree; the judge works on a
 scratch copy of the checkpoint, so the tree is never written. ``expectation(verdict)`` says what
-kubelet must do with a file our probe gave ``verdict``.
+kubelet must do with a file our probe gave ``verdict``. ``judge_cpu(binary, tree)`` runs the judge's
+``--manager=cpu`` mode: kubelet's CPU manager start on a scratch copy of ``cpu_manager_state``.
 """
 
 from __future__ import annotations

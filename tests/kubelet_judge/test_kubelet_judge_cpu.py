@@ -64,8 +64,9 @@ def content(layout: str, default: str, entries: Mapping[str, Mapping[str, str]],
     return cputree.cpu_checkpoint_v2(policy, default, entries, **override)
 
 
-def run(judges, release: str, root: str, online: Sequence[int], config: Mapping[str, object], checkpoint: Optional[bytes]) -> CpuJudgement:
-    cputree.build_cpu_node(root, CPUS, online, config, checkpoint)
+def run(judges, release: str, root: str, online: Sequence[int], config: Mapping[str, object], checkpoint: Optional[bytes],
+        cpus: Optional[Mapping[int, cputree.Cpu]] = None) -> CpuJudgement:
+    cputree.build_cpu_node(root, CPUS if cpus is None else cpus, online, config, checkpoint)
     return judge_cpu(judges[release], root)
 
 
@@ -197,14 +198,14 @@ def test_in_sync_starts_and_keeps_the_file(judges, release, tmp_path):
     assert_starts_unchanged(judgement)
 
 
-def _repairable(judges, release, tmp_path, case: str, online: Sequence[int], default: str, config=STATIC) -> None:
+def _repairable(judges, release, tmp_path, case: str, online: Sequence[int], default: str, strict: bool = False) -> None:
     """A repairable class: kubelet refuses the file as it is (validateState's check 3, with the
     reserved CPUs kubelet picks on this boot still in the shared pool), and starts on the file
     re-derived (default = online - assigned, or - reserved too when strict), entries verbatim."""
     layout = layout_of(release)
+    config = STRICT if strict else STATIC
     before = run(judges, release, str(tmp_path / "before"), online, config, content(layout, default, POD))
     reserved = parse_cpu_list(before.reserved)
-    strict = config is STRICT
     assert reserved and not set(reserved) & set(cputree.assigned(POD)), show(before)
     assert (before.stage, before.error) == ("validate", refusal(online, default, POD, reserved, strict)), show(before)
     assert before.after == before.before, "a refused file must not be rewritten"
@@ -232,7 +233,7 @@ def test_online_set_grew_strict_cpu_reservation(judges, release, tmp_path):
     reserved = parse_cpu_list(probe.reserved)
     assert reserved, show(probe)
     _repairable(judges, release, tmp_path, "online set grew, strict-cpu-reservation", ALL, cputree.rederive_default(recorded, POD, reserved),
-                config=STRICT)
+                strict=True)
 
 
 @pytest.mark.parametrize("release", releases())
@@ -368,3 +369,29 @@ def test_offline_cpus_are_left_out_of_the_topology(judges, release, tmp_path):
             threads.setdefault(node["node_id"], []).extend(core["thread_ids"])
     assert {node: sorted(ids) for node, ids in threads.items()} == {
         0: [cpu for cpu in online if CPUS[cpu][2] == 0], 1: [cpu for cpu in online if CPUS[cpu][2] == 1]}
+
+
+@pytest.mark.parametrize("release", releases())
+def test_two_pods_claiming_one_cpu_start(judges, release, tmp_path):
+    """validateState never compares entries with each other (an app container may reuse its init
+    container's CPUs): two pods holding CPU 3 start at every release, so only our probe can refuse it."""
+    entries = {"pod-a": {"app": "2,10"}, "pod-b": {"app": "3,11"}, "pod-c": {"app": "3"}}
+    raw = content(layout_of(release), cputree.rederive_default(ALL, entries), entries)
+    judgement = run(judges, release, str(tmp_path), ALL, STATIC, raw)
+    note("two pods claiming CPU 3", judgement)
+    assert_starts_unchanged(judgement)
+
+
+@pytest.mark.parametrize("release", releases())
+def test_renumbered_topology_with_the_same_cpu_ids_starts(judges, release, tmp_path):
+    """kubelet compares CPU ids only: the pod's CPUs 2 and 10 moved to another core and socket
+    (firmware renumbering, SNC/NPS toggled) with the same online ids, and kubelet starts."""
+    renumbered = dict(CPUS)
+    renumbered[2], renumbered[6] = CPUS[6], CPUS[2]
+    renumbered[10], renumbered[14] = CPUS[14], CPUS[10]
+    raw = content(layout_of(release), cputree.rederive_default(ALL, POD), POD)
+    judgement = run(judges, release, str(tmp_path), ALL, STATIC, raw, cpus=renumbered)
+    note("pod's CPUs moved to socket 1, same ids", judgement)
+    assert_starts_unchanged(judgement)
+    placed = {thread: node["node_id"] for node in judgement.machine for core in node["cores"] for thread in core["thread_ids"]}
+    assert (placed[2], placed[10]) == (1, 1), placed

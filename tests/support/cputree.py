@@ -78,8 +78,8 @@ def parse_cpu_list(text: str) -> List[int]:
     for part in text.strip().split(","):
         if not part:
             continue
-        first, _, last = part.partition("-")
-        out.extend(range(int(first), int(last or first) + 1))
+        bounds = part.split("-", 1)
+        out.extend(range(int(bounds[0]), int(bounds[-1]) + 1))
     return sorted(set(out))
 
 
@@ -178,7 +178,8 @@ def cpu_checkpoint_v4(policy: str, default: str, entries: Optional[Entries] = No
     data = cpu_data(policy, default, entries) if data is None else data
     data_sum = cpu_data_checksum(data) if data_checksum is None else data_checksum
     v2_sum = cpu_v2_checksum(policy, default, entries) if checksum is None else checksum
-    return ("{%s,\"checksum\":%d,\"data\":%s,\"dataChecksum\":%d}" % (_v2_fields(policy, default, entries), v2_sum, marshal_string(data), data_sum)).encode("utf-8")
+    fields = _v2_fields(policy, default, entries)
+    return ("{%s,\"checksum\":%d,\"data\":%s,\"dataChecksum\":%d}" % (fields, v2_sum, marshal_string(data), data_sum)).encode("utf-8")
 
 
 def write_cpu_checkpoint(root: str, content: bytes, kubelet_root_dir: str = "/var/lib/kubelet") -> str:
