@@ -7,7 +7,7 @@
 # Stages: unit (pytest tests/unit: the engine and plugins in-process, no system packages; the
 # fast loop, a few minutes), integration (pytest tests/integration: playbooks, the sandbox fleet,
 # Chromium, Prometheus, the execution environment; installs Debian packages first; the rest),
-# kubelet (pytest tests/kubelet_judge: kubelet's own start-up code at every supported release judges
+# kubelet (pytest tests/kubelet_judge: kubelet's own start-up code (memory and CPU managers) at every supported release judges
 # every verdict and repair; builds the judges with Go, cached per release), sanity (ansible-test sanity, no ignores), lint (ansible-lint, production profile, offline),
 # changelog (antsibull-changelog lint), molecule (every scenario in real multi-NUMA QEMU guests;
 # skipped with a reason where they cannot run). Every selected stage runs; the exit status is

@@ -34,7 +34,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 RELEASES = ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2")
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))
-COMMON_SOURCES = ("go/main.go", "go/machine.go")
+COMMON_SOURCES = ("go/main.go", "go/machine.go", "go/cpu.go")
 CACHE_ROOT = os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
     "nodeops-numa-drift",
@@ -60,12 +60,17 @@ def shim_source(release: str) -> str:
     return "shims/%s.go" % minor_of(release)
 
 
+def cpu_shim_source(release: str) -> str:
+    """The CPU manager judge's shim (go/cpu.go's release-specific calls)."""
+    return "shims/cpu_%s.go" % minor_of(release)
+
+
 # Bump when the way a binary is built changes (go.mod generation, flags): old binaries are rebuilt.
 RECIPE = "1: go.mod requires k8s.io/kubernetes + staging replaces; go build -trimpath -ldflags=-checklinkname=0"
 
 
 def sources_of(release: str) -> List[str]:
-    return list(COMMON_SOURCES) + [shim_source(release)]
+    return list(COMMON_SOURCES) + [shim_source(release), cpu_shim_source(release)]
 
 
 def sources_digest(release: str) -> str:
@@ -218,6 +223,7 @@ def write_module(src: str, release: str, gomod: str) -> None:
     for relative in COMMON_SOURCES:
         shutil.copyfile(os.path.join(HERE, relative), os.path.join(src, os.path.basename(relative)))
     shutil.copyfile(os.path.join(HERE, shim_source(release)), os.path.join(src, "shim.go"))
+    shutil.copyfile(os.path.join(HERE, cpu_shim_source(release)), os.path.join(src, "shim_cpu.go"))
 
 
 def build(release: str, log=None) -> str:

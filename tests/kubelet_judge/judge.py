@@ -7,7 +7,8 @@
 (found as the engine finds it: the unit, its drop-ins and env files, or kubeadm's default
 ``--config=<root dir>/config.yaml``), its path flags moved under the tree; the judge works on a
 scratch copy of the checkpoint, so the tree is never written. ``expectation(verdict)`` says what
-kubelet must do with a file our probe gave ``verdict``.
+kubelet must do with a file our probe gave ``verdict``. ``judge_cpu(binary, tree)`` runs the judge's
+``--manager=cpu`` mode: kubelet's CPU manager start on a scratch copy of ``cpu_manager_state``.
 """
 
 from __future__ import annotations
@@ -160,3 +161,63 @@ def agrees(verdict: str, judgements: Sequence[Judgement]) -> bool:
 
 def describe(judgements: Sequence[Judgement]) -> str:
     return "; ".join("%s %s" % (j.release, j.brief()) for j in judgements)
+
+
+# --- The CPU manager (--manager=cpu) ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CpuJudgement:
+    """One release's answer for the CPU manager: kubelet's construction and Start on the tree.
+
+    ``stage``: ``started``, or where kubelet refused: ``config`` (its configuration), ``construct``
+    (cmd/kubelet/app.run's getReservedCPUs or NewContainerManager: reservations, topology manager,
+    cpumanager.NewManager), ``restore`` (Start: the state package refuses the checkpoint), ``validate``
+    (Start: the policy's validateState refuses it); ``machine`` when the judge cannot read the tree.
+    ``error``: kubelet's error text. ``online``: the CPUs of the topology kubelet discovered;
+    ``reserved``: the CPUs the static policy reserves there (NewStaticPolicy + GetAllocatableCPUs);
+    ``before`` / ``after``: the checkpoint before and after Start (``None``: no file).
+    """
+
+    release: str
+    started: bool
+    stage: str
+    error: str = ""
+    online: str = ""
+    reserved: str = ""
+    reserved_error: str = ""
+    before: Optional[bytes] = None
+    after: Optional[bytes] = None
+    machine: Any = None
+    args: Sequence[str] = field(default_factory=tuple)
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def brief(self) -> str:
+        if self.started:
+            return "starts" + (" (file rewritten)" if self.changed else "")
+        return "refuses at %s: %s" % (self.stage, self.error)
+
+
+def judge_cpu(binary: str, tree: str, flags: Optional[Sequence[str]] = None, timeout: float = 120) -> CpuJudgement:
+    """Kubelet's CPU manager start on ``tree`` (a scratch copy of ``<root dir>/cpu_manager_state``)."""
+    args = kubelet_args(tree, flags)
+    proc = subprocess.run([binary, "--tree=" + tree, "--manager=cpu"] + args, capture_output=True, text=True, timeout=timeout, check=False)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError("kubelet judge %s failed (exit %d): %s%s" % (binary, proc.returncode, proc.stdout, proc.stderr[-2000:]))
+    data = json.loads(lines[-1])
+    state = data.get("state") or {}
+
+    def raw(key: str) -> Optional[bytes]:
+        value = state.get(key)
+        return None if value is None else value.encode("utf-8")
+
+    # The judge names the checkpoint by the tree's path; said here as on the node.
+    error = data.get("error", "").replace(os.path.abspath(tree).rstrip("/") + "/", "/")
+    return CpuJudgement(
+        data["release"], data["started"], data["stage"], error, state.get("online", ""), state.get("reserved", ""),
+        state.get("reserved_error", ""), raw("before"), raw("after"), state.get("machine"), tuple(args),
+    )

@@ -51,6 +51,9 @@ import (
 // release is set at build time (-X main.release=v1.37.2).
 var release = "unknown"
 
+// successStage is the stage a judge that started reports ("started" for --manager=cpu).
+var successStage = "start"
+
 // cmd/kubelet/app.loadConfigFile: kubelet's --config loader (configfiles.NewFsLoader + defaults).
 //
 //go:linkname loadConfigFile k8s.io/kubernetes/cmd/kubelet/app.loadConfigFile
@@ -98,7 +101,7 @@ func main() {
 	klog.SetOutput(io.Discard)
 	klog.LogToStderr(false)
 	state, err := judge(os.Args[1:])
-	out := Verdict{Release: release, Started: err == nil, Stage: "start", State: state}
+	out := Verdict{Release: release, Started: err == nil, Stage: successStage, State: state}
 	if out.State == nil {
 		out.State = json.RawMessage("null")
 	}
@@ -127,12 +130,14 @@ type judgeOptions struct {
 	// as kubelet's topology manager admits a pod under its "none" policy (scope.admitPolicyNone:
 	// each init container, then each container, through the hint providers' Allocate).
 	admit string
+	// --manager=cpu: judge the CPU manager's start (cpu.go) instead of the memory manager's.
+	manager string
 }
 
 // splitArgs takes the judge's own flags (--tree=ROOT, --written-checkpoint=PATH) out of the command line.
 func splitArgs(all []string) (judgeOptions, []string) {
 	var opts judgeOptions
-	own := map[string]*string{"--tree": &opts.tree, "--written-checkpoint": &opts.written, "--admit-pods": &opts.admit}
+	own := map[string]*string{"--tree": &opts.tree, "--written-checkpoint": &opts.written, "--admit-pods": &opts.admit, "--manager": &opts.manager}
 	var rest []string
 	for i := 0; i < len(all); i++ {
 		name, value, hasValue := strings.Cut(all[i], "=")
@@ -157,6 +162,13 @@ func judge(all []string) (json.RawMessage, error) {
 	tree := opts.tree
 	if tree == "" {
 		return nil, at("usage", fmt.Errorf("--tree=ROOT is required"))
+	}
+	switch opts.manager {
+	case "", "memory":
+	case "cpu":
+		return judgeCPU(ctx, logger, all)
+	default:
+		return nil, at("usage", fmt.Errorf("--manager=%s: memory or cpu", opts.manager))
 	}
 
 	kc, flags, err := loadConfiguration(ctx, args)
@@ -198,7 +210,7 @@ func judge(all []string) (json.RawMessage, error) {
 	delete(capacity, v1.ResourceCPU)
 	reservation := nodeAllocatableReservation(capacity, systemReserved, kubeReserved, thresholds)
 
-	scratch, err := scratchStateDir(flags.RootDirectory)
+	scratch, err := scratchStateDir(flags.RootDirectory, "memory_manager_state")
 	if err != nil {
 		return nil, at("machine", err)
 	}
@@ -339,14 +351,14 @@ func validateNodeAllocatable(capacity, nar v1.ResourceList) error {
 	return nil
 }
 
-// scratchStateDir copies <root-dir>/memory_manager_state (when it exists) into a new temporary
-// directory: Start writes a checkpoint when there is none, and the tree must stay untouched.
-func scratchStateDir(rootDir string) (string, error) {
+// scratchStateDir copies <root-dir>/<name> (when it exists) into a new temporary directory:
+// Start writes a checkpoint when there is none, and the tree must stay untouched.
+func scratchStateDir(rootDir, name string) (string, error) {
 	scratch, err := os.MkdirTemp("", "kubelet-judge-")
 	if err != nil {
 		return "", err
 	}
-	src := filepath.Join(rootDir, "memory_manager_state")
+	src := filepath.Join(rootDir, name)
 	data, err := os.ReadFile(src)
 	if errors.Is(err, os.ErrNotExist) {
 		return scratch, nil
@@ -355,7 +367,7 @@ func scratchStateDir(rootDir string) (string, error) {
 		os.RemoveAll(scratch)
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(scratch, "memory_manager_state"), data, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(scratch, name), data, 0o600); err != nil {
 		os.RemoveAll(scratch)
 		return "", err
 	}
