@@ -36,6 +36,8 @@ ARGUMENT_SPEC = {
     "settled": {"type": "dict", "default": {}},
     "lost": {"type": "list", "elements": "str", "default": []},
     "in_progress": {"type": "list", "elements": "str", "default": []},
+    # False in the reports written in the middle of the rollout (the watcher says what such a run left).
+    "rollout_ended": {"type": "bool"},
     "stopped": {"type": "raw"},
     "pod_names": {"type": "dict", "default": {}, "options": {
         "from_api": {"type": "bool", "default": True},
@@ -75,7 +77,7 @@ class ActionModule(ActionBase):
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         report = _report.build(args["kind"], hosts, outcomes, names, args["stopped"] or None, known, source, stamp,
                                args["lost"], args["in_progress"], inventory_option((task_vars or {}).get("ansible_inventory_sources")),
-                               states, states_source)
+                               states, states_source, args["rollout_ended"])
         try:
             _report.write(args["path"], report)
         except OSError as error:

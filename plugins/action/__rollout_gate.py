@@ -21,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _lease_w
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils._k8s import CONFLICT_RETRIES, Api, ApiFailure
 
 ARGUMENT_SPEC = {
-    "state": {"type": "str", "default": "checked", "choices": ["checked", "released"]},
+    "state": {"type": "str", "default": "checked", "choices": ["checked", "released", "watched"]},
     "lock": {"type": "dict", "default": {}, "options": {
         "enabled": {"type": "bool", "default": True},
         "name": {"type": "str", "default": "nodeops-numa-drift"},
@@ -78,6 +78,12 @@ class ActionModule(ActionBase):
         try:
             if args["state"] == "released":
                 return self._release(result, lock, args)
+            if args["state"] == "watched":
+                # At the run's start: a run that ends before the lock is taken says that it changed nothing.
+                result["watcher"] = _lease_watch.spawn_first_pass(os.getppid(), AnsibleCollectionConfig.collection_paths,
+                                                                  args["report_dir"] or os.path.realpath("numa-drift-report"),
+                                                                  args["inventory"], (task_vars or {}).get("ansible_limit"))
+                return result
             for check in (self._window, self._lock, self._pause, self._health):
                 verdict = check(args, lock, result)
                 if verdict:

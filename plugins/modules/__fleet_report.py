@@ -63,6 +63,12 @@ options:
         or the run interrupted), this report is the one left, and these hosts are V(unreachable) in it, with what to do.
     type: list
     elements: str
+  rollout_ended:
+    description:
+      - The remediate report's C(rollout_ended) field, which the lock's watcher reads when a run ends while it holds the
+        Lease. V(false) for a report written in the middle of the rollout (before or after a batch's procedures), V(true)
+        for the one the rollout ends with. Default V(true) when O(in_progress) is empty.
+    type: bool
     default: []
   stopped:
     description: Why the rollout stopped early (C(numa_drift_stopped)), for the remediate report.

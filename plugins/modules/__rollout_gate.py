@@ -18,6 +18,9 @@ description:
     run makes this one wait up to O(lock.wait_timeout) seconds; a Lease not renewed within its duration is stale and taken over),
     the pause ConfigMap, and the health gate (Nodes NotReady for other reasons than this rollout, firing Prometheus alerts).
   - O(state=released) gives the Lease up at the end of the run when this run holds it.
+  - O(state=watched), at the run's start, starts a first-pass watcher. A run that ends before the Lease is taken (in its
+    read-only first pass, or waiting for the Lease) and before any fleet report then prints that it changed nothing, with
+    the command that runs it again. The Lease's watcher takes over when the Lease is taken.
   - When it takes the Lease, it also starts a watcher on the controller (a Python process in its own session) that waits
     for the C(ansible-playbook) process to end and then gives the Lease up if this run still holds it. This is the release when a
     run ends with no task left to run (interrupted, killed, every node of a batch lost mid-procedure).
@@ -32,10 +35,12 @@ attributes:
     support: none
 options:
   state:
-    description: V(checked) checks the controls (and takes or renews the lock); V(released) gives the lock up.
+    description: >-
+      V(checked) checks the controls (and takes or renews the lock); V(released) gives the lock up; V(watched) starts the
+      first-pass watcher (needs O(report_dir)).
     type: str
     default: checked
-    choices: [checked, released]
+    choices: [checked, released, watched]
   lock:
     description: The cluster-wide lock.
     type: dict
@@ -197,6 +202,12 @@ lock_watcher:
   returned: when this call took the Lease
   type: dict
   sample: {"started": true, "pid": 4242, "watches": 4100}
+watcher:
+  description:
+    - The first-pass watcher (O(state=watched)); V(started) false with a V(message) when it could not be started.
+  returned: when O(state=watched)
+  type: dict
+  sample: {"started": true, "pid": 4240, "watches": 4100}
 unhealthy_nodes:
   description: Nodes NotReady for other reasons than this rollout.
   returned: when the Node gate ran

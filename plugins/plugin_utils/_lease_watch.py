@@ -14,6 +14,10 @@ Lease carrying its resourceVersion, and only while ``holderIdentity`` is this ru
 A run that still held the Lease when it ended did not finish its rollout: the watcher then prints one short block on
 the run's own output (the nodes this run left cordoned, those in the middle of their procedure or not processed, the
 report, the command that finishes the work), since Ansible itself says only ``User interrupted execution``.
+
+Before the Lease is taken (the read-only first pass, the wait for the lock), a first-pass watcher, started at the run's
+start, says instead that the run changed nothing, when the run ended there; the gate hands over to the Lease's watcher
+when it takes the Lease (it removes the first-pass watcher's hand-over file), and only that one speaks from then on.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -34,6 +39,7 @@ POLL_SECONDS = 0.5
 # Seconds the watcher may hold the run's output after the run ended (see main).
 OUTPUT_SECONDS = 15.0
 NOT_HELD = "the cluster lock was not held by this run"
+FIRST_PASS = "first_pass"
 RELEASED = "released the cluster lock"
 
 # The watcher's interpreter loads collections as ansible-playbook does (the same paths), then runs main().
@@ -132,7 +138,8 @@ def unfinished_block(report: Mapping[str, Any], cordoned_nodes: Optional[Sequenc
 def this_runs_report(report_dir: str, since: str) -> Optional[Dict[str, Any]]:
     """The report.json this run wrote (a remediate report generated at or after ``since``, the watcher's start), {}
     when it wrote none (an older run's, the probe's, or none at all), None when its last one is the rollout's final
-    report (nothing in progress: the rollout ended, only its release failed)."""
+    report (``rollout_ended``: the rollout ended, only its release failed; a report without the field: nothing in
+    progress). The report written after a batch's procedures has nothing in progress but the rollout goes on."""
     try:
         with open(os.path.join(report_dir, "report.json"), encoding="utf-8") as handle:
             report = json.load(handle)
@@ -140,7 +147,8 @@ def this_runs_report(report_dir: str, since: str) -> Optional[Dict[str, Any]]:
         return {}
     if not isinstance(report, dict) or report.get("kind") != "remediate" or str(report.get("generated_at") or "") < since:
         return {}
-    return report if report.get("in_progress") else None
+    ended = report.get("rollout_ended")
+    return None if (ended if isinstance(ended, bool) else not report.get("in_progress")) else report
 
 
 def _release_and_look(options: Mapping[str, Any]) -> Tuple[str, Optional[List[str]], str]:
@@ -165,12 +173,56 @@ def _close(output: Optional[int]) -> None:
             pass
 
 
+def handover_file(pid: int, started: Optional[str]) -> str:
+    """The first-pass watcher's hand-over file for the run ``pid`` that started at ``started``: it exists while that
+    watcher speaks for the run (from the run's start until the gate takes the Lease)."""
+    return os.path.join(tempfile.gettempdir(), "nodeops-numa-drift-first-pass-%d-%s" % (pid, started or "unknown"))
+
+
+def hand_over(pid: int) -> None:
+    """The Lease's watcher speaks for the run ``pid`` from now on (it holds the Lease): the first-pass watcher stays silent."""
+    try:
+        os.unlink(handover_file(pid, process_start(pid)))
+    except OSError:
+        pass  # no first-pass watcher (another playbook, or it could not start), or handed over already
+
+
+def first_pass_block(inventory: str, limit: Optional[str]) -> str:
+    """What a run that ended before its rollout started left: nothing; the command that runs it again."""
+    return ("nodeops.numa_drift: this remediate run ended before its rollout started (in its read-only first pass, or while"
+            " waiting for the cluster lock): it changed no node and holds no cluster lock.\n"
+            "  to run it again: ansible-playbook %s nodeops.numa_drift.remediate%s\n" % (inventory, " --limit %s" % limit if limit else ""))
+
+
+def first_pass_main(options: Mapping[str, Any]) -> int:
+    """Wait for the run to end; when it ended before the gate took the Lease (no hand-over) and before it wrote any report
+    (a rollout with no node to do, or stopped by a control, writes one and says so), say that it changed nothing."""
+    while running(int(options["pid"]), options.get("started")):
+        time.sleep(POLL_SECONDS)
+    output = options.get("output_fd")
+    handover = str(options.get("handover") or "")
+    handed_over = not os.path.exists(handover)
+    try:
+        os.unlink(handover)
+    except OSError:
+        pass
+    if output is not None and not handed_over and this_runs_report(str(options.get("report_dir") or ""), str(options.get("since") or "")) == {}:
+        try:
+            os.write(output, first_pass_block(str(options.get("inventory") or "-i INVENTORY"), options.get("limit")).encode("utf-8", "replace"))
+        except OSError:
+            pass
+    _close(output)
+    return 0
+
+
 def main(options: Mapping[str, Any]) -> int:
     """Wait for the ansible-playbook process to end, then release the Lease if the run still holds it, and say on the
-    run's output (``output_fd``) what an unfinished run left.
+    run's output (``output_fd``) what an unfinished run left (the first-pass watcher: first_pass_main).
 
     The run's output is held only OUTPUT_SECONDS after the run: a reader of it (``| tee``, a CI job, AWX) waits for its
     end, and the API client has no timeout of its own. A release that takes longer goes on without it."""
+    if options.get("mode") == FIRST_PASS:
+        return first_pass_main(options)
     while running(int(options["pid"]), options.get("started")):
         time.sleep(POLL_SECONDS)
     output = options.get("output_fd")
@@ -213,16 +265,8 @@ def run_output(pid: int) -> Optional[int]:
         return None
 
 
-def spawn(lock: Mapping[str, Any], kubeconfig: Optional[str], context: Optional[str], pid: int,
-          collection_paths: Sequence[str], unfinished: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
-    """Start the watcher of ``pid`` (ansible-playbook) for ``lock``; returns what the gate reports about it.
-
-    ``unfinished``: ``report_dir``, ``inventory`` (the run's ``-i`` options) and ``annotation_prefix``, for the block an
-    unfinished run prints on its output (none without them)."""
-    output = run_output(pid) if unfinished else None
-    options = dict(unfinished or {}, pid=pid, started=process_start(pid), name=lock["name"], namespace=lock["namespace"],
-                   holder=lock["holder"], kubeconfig=kubeconfig, context=context, collection_paths=list(collection_paths),
-                   output_fd=output, since=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+def _start(options: Dict[str, Any], output: Optional[int]) -> Dict[str, Any]:
+    """Start a watcher with ``options`` (it gets ``output``, the run's output, and nothing else); closes ``output`` here."""
     try:
         # Its own session: a Ctrl-C (SIGINT to the terminal's process group) or a hang-up does not reach it. It writes
         # nothing but the block, on the run's output it is given (its own stdout and stderr go nowhere).
@@ -230,8 +274,49 @@ def spawn(lock: Mapping[str, Any], kubeconfig: Optional[str], context: Optional[
             [sys.executable, "-c", BOOTSTRAP, json.dumps(options)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, close_fds=True, pass_fds=(output,) if output is not None else (), start_new_session=True)
     except OSError as error:
-        return {"started": False, "message": "could not start the lock's watcher (%s): a run that ends without releasing the lock "
-                                             "leaves it until numa_drift_lock_duration has passed" % error}
+        return {"started": False, "error": str(error)}
     finally:
         _close(output)
-    return {"started": True, "pid": watcher.pid, "watches": pid}
+    return {"started": True, "pid": watcher.pid, "watches": options["pid"]}
+
+
+def spawn(lock: Mapping[str, Any], kubeconfig: Optional[str], context: Optional[str], pid: int,
+          collection_paths: Sequence[str], unfinished: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """Start the watcher of ``pid`` (ansible-playbook) for ``lock``; returns what the gate reports about it.
+
+    ``unfinished``: ``report_dir``, ``inventory`` (the run's ``-i`` options) and ``annotation_prefix``, for the block an
+    unfinished run prints on its output (none without them). The first-pass watcher, if any, hands over to it."""
+    output = run_output(pid) if unfinished else None
+    options = dict(unfinished or {}, pid=pid, started=process_start(pid), name=lock["name"], namespace=lock["namespace"],
+                   holder=lock["holder"], kubeconfig=kubeconfig, context=context, collection_paths=list(collection_paths),
+                   output_fd=output, since=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    started = _start(options, output)
+    if not started["started"]:
+        return {"started": False, "message": "could not start the lock's watcher (%s): a run that ends without releasing the lock "
+                                             "leaves it until numa_drift_lock_duration has passed" % started["error"]}
+    hand_over(pid)
+    return started
+
+
+def spawn_first_pass(pid: int, collection_paths: Sequence[str], report_dir: str, inventory: str, limit: Optional[str]) -> Dict[str, Any]:
+    """Start the first-pass watcher of ``pid`` (ansible-playbook): a run that ends before the gate takes the Lease (and
+    before any report) says that it changed nothing, with the command that runs it again (``limit``: the run's --limit)."""
+    output = run_output(pid)
+    if output is None:
+        return {"started": False, "message": "the run's output cannot be opened again: nothing to say it on"}
+    started = process_start(pid)
+    handover = handover_file(pid, started)
+    try:
+        with open(handover, "w", encoding="utf-8"):
+            pass
+    except OSError as error:
+        _close(output)
+        return {"started": False, "message": "could not write %s: %s" % (handover, error)}
+    options = {"mode": FIRST_PASS, "pid": pid, "started": started, "handover": handover, "report_dir": report_dir, "inventory": inventory,
+               "limit": limit or None, "collection_paths": list(collection_paths), "output_fd": output,
+               "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    result = _start(options, output)
+    if not result["started"]:
+        hand_over(pid)
+        return {"started": False, "message": "could not start the first pass's watcher (%s)" % result["error"]}
+    return result

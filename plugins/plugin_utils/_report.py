@@ -448,13 +448,15 @@ def progress_headline(report: Mapping[str, Any], hosts: Sequence[str], outcomes:
 def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]], node_names: Sequence[Optional[str]],
           stopped: Optional[Mapping[str, Any]], pod_names: Mapping[str, Any], pods_source: str, generated_at: str,
           lost: Sequence[str] = (), in_progress: Sequence[str] = (), inventory: str = "-i INVENTORY",
-          states: Optional[Mapping[str, Mapping[str, Any]]] = None, states_source: str = "") -> Dict[str, Any]:
+          states: Optional[Mapping[str, Mapping[str, Any]]] = None, states_source: str = "",
+          rollout_ended: Optional[bool] = None) -> Dict[str, Any]:
     """``lost``: hosts the run reached that left the play before the report (reported as unreachable).
 
     ``in_progress``: hosts whose procedure starts after this report is written. This report stays on disk when the run
     ends before the next one (every node of the batch lost, or the run interrupted): they are unreachable in it.
     ``inventory``: the run's ``-i`` options (``verdicts.inventory_option``), for the commands the report suggests.
     ``states``: Node name -> ``_cordon.node_state`` (None: not looked up, ``states_source`` says why).
+    ``rollout_ended`` (remediate): false in a report written in the middle of the rollout (default: nothing in progress).
     """
     rows = []
     for host, outcome, name in zip(hosts, outcomes, node_names):
@@ -494,6 +496,8 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
                       if entry["action"] in ("refused", "loop_guard") and (entry["node_state"] or {}).get("ready") != "True"],
         # Written before these hosts' procedures (empty in the report a rollout ends with).
         "in_progress": list(in_progress),
+        # The report the rollout ends with (a report written in the middle of it says false; a probe report has none).
+        **({"rollout_ended": (not in_progress) if rollout_ended is None else bool(rollout_ended)} if kind == "remediate" else {}),
         "pods_source": pods_source,
         "node_states_source": states_source or ("api" if states is not None else "not looked up"),
         "nodes": rows,

@@ -13,6 +13,7 @@ Tests run in file order on one fleet (each says what it relies on).
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shlex
@@ -20,7 +21,9 @@ import shutil
 import signal
 import socket
 import sys
+import threading
 import time
+import urllib.error
 from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
@@ -380,6 +383,179 @@ def test_sigterm_during_a_later_batch_names_what_is_left_and_frees_the_lease(fle
         assert rows[names[1]]["action"] == "unreachable" and "the run ended during this node's procedure" in rows[names[1]]["message"]
         assert rows[names[2]]["action"] == "not_processed" and fleet.checkpoint_bytes(names[2]) == fleet.originals[names[2]]
     finally:
+        for name in names:
+            put_back(fleet, name)
+            fleet.drift_again(name)
+
+
+def lease_now(fleet: Fleet) -> Any:
+    """The Lease as the API has it now (None before any run created it: a test run alone with -k)."""
+    try:
+        return fleet.api("GET", LOCK)
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return None
+        raise
+
+
+def test_ctrl_c_during_the_first_pass_says_that_nothing_was_changed(fleet: Fleet) -> None:
+    """Ctrl-C while the first pass probes the nodes (before the Lease is taken): no node touched, the Lease untouched, and
+    after Ansible's own line the run says so, with the command that runs it again (this run's --limit)."""
+    names = sorted(fleet.nodes)[2:5]
+    fleet.inventory = path = inventory(fleet, "yaml", names + [sorted(fleet.nodes)[0]])
+    # The first node's modules start through an interpreter that first leaves a mark, then waits a little: the mark says
+    # that the first pass's probe is running there, and the wait keeps the first pass going while the signal comes.
+    marker = os.path.join(fleet.dir, "first-pass-probe-started")
+    wrapper = os.path.join(fleet.dir, "slow-python")
+    with open(wrapper, "w", encoding="utf-8") as handle:
+        handle.write("#!/bin/sh\ntouch %s\nsleep 5\nexec %s \"$@\"\n" % (shlex.quote(marker), shlex.quote(fleet.info["python"])))
+    os.chmod(wrapper, 0o755)
+    with open(path, encoding="utf-8") as handle:
+        document = json.load(handle)
+    document["all"]["children"]["nodes"]["hosts"][names[0]]["ansible_python_interpreter"] = wrapper
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2)
+    before = {name: fleet.checkpoint_bytes(name) for name in fleet.nodes}
+    lease_before = lease_now(fleet)
+    started = fleet.start_playbook("remediate", "--limit", ",".join(names))
+    try:
+        end = time.time() + 120
+        while time.time() < end and started["process"].poll() is None and not os.path.exists(marker):
+            time.sleep(0.1)
+        assert os.path.exists(marker), Fleet.finish(started).tail()
+        # The first pass imports the role's probe statically (import_role): no role's tasks are loaded while it runs, so the
+        # signal cannot come in the window where ansible-core once hung (the strategy loading an include_role's tasks, see
+        # the Ctrl-C test above); it comes while the probe's module runs on the first node.
+        started["process"].send_signal(signal.SIGINT)
+        run = Fleet.finish(started)
+    finally:
+        if os.path.exists(marker):
+            os.unlink(marker)
+    assert "User interrupted execution" in run.output, run.tail()
+    assert run.rc == 99, run.tail()
+    block = run.output.split("User interrupted execution", 1)[1]
+    assert block.count("nodeops.numa_drift: ") == 1, block
+    assert ("nodeops.numa_drift: this remediate run ended before its rollout started (in its read-only first pass, or while waiting for"
+            " the cluster lock): it changed no node and holds no cluster lock.\n"
+            "  to run it again: ansible-playbook -i %s nodeops.numa_drift.remediate --limit %s\n" % (path, ",".join(names))) in block, block
+    assert "cordoned by nodeops.numa_drift" not in block and "to finish the work" not in block, block
+    # Nothing written, nothing touched: no report of this run, the Lease as it was, no Node cordoned, every checkpoint as it was.
+    assert not os.path.exists(os.path.join(started["report_dir"], "report.json"))
+    assert lease_now(fleet) == lease_before
+    assert not any(fleet.unschedulable(name) for name in fleet.nodes)
+    assert {name: fleet.checkpoint_bytes(name) for name in fleet.nodes} == before
+
+
+class HeldServer:
+    """An HTTP server on 127.0.0.1 that answers the first ``answered`` requests at once (``body``) and holds the next ones
+    until ``release()`` (or ``hold_seconds``): ``held`` is set when one arrives, a sign of the task that sent it running."""
+
+    def __init__(self, answered: int, body: Dict[str, Any], hold_seconds: float = 30.0) -> None:
+        self.requests: List[Dict[str, Any]] = []
+        self.held = threading.Event()
+        self.released = threading.Event()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                server.requests.append({"path": self.path, "body": json.loads(self.rfile.read(length).decode("utf-8")) if length else None})
+                if len(server.requests) > answered:
+                    server.held.set()
+                    server.released.wait(hold_seconds)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(json.dumps(body).encode("utf-8"))
+                except OSError:
+                    pass  # the run that sent a held request ended meanwhile (what these tests do)
+
+            do_GET = do_POST = _answer  # noqa: N815
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.released.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_sigterm_during_the_gate_after_the_canary_names_the_next_batches_and_not_the_canary(fleet: Fleet) -> None:
+    """AWX's cancel (SIGTERM) while the rollout gate before batch 2 runs (the canary done, its health gate asking
+    Prometheus): the canary is not named as in the middle of its procedure, the nodes not reached yet are, with the
+    command that finishes them; the report says the same, and the Lease is free."""
+    # The canary is the node the tests above repaired least: each node may be repaired 3 times in 24 hours (the loop
+    # guard), and the quiet rollout below repairs every node again.
+    names = [sorted(fleet.nodes)[index] for index in (5, 3, 4)]
+    fleet.inventory = inventory(fleet, "yaml", names)
+    # The gate asks Prometheus for firing alerts (the last of its checks, after the Lease's renewal): none before the
+    # canary; the request of the gate before batch 2 is held, the sign that this gate runs.
+    prometheus = HeldServer(answered=1, body={"status": "success", "data": {"alerts": []}})
+    started = fleet.start_playbook("remediate", "-e", "numa_drift_batch=1", "-e", "numa_drift_prometheus_url=" + prometheus.url)
+    try:
+        if not prometheus.held.wait(300):
+            raise AssertionError(Fleet.finish(started).tail())
+        assert len(prometheus.requests) == 2 and lease_holder(fleet) is not None, prometheus.requests
+        # The gate's action is waiting for Prometheus' answer: the strategy is not loading a role's tasks (the window where
+        # ansible-core once hung, see the Ctrl-C test above).
+        started["process"].send_signal(signal.SIGTERM)
+        run = Fleet.finish(started)
+        assert run.rc != 0, run.tail()
+        assert lease_freed(fleet) is None, run.tail()
+        block = run.output[run.output.index("nodeops.numa_drift: this remediate run ended before its rollout did"):]
+        assert "  cordoned by nodeops.numa_drift (kubelet may be stopped there too): none\n" in block, block
+        assert "in the middle of its procedure" not in block, block
+        assert "  not processed yet: %s, %s\n" % (names[1], names[2]) in block, block
+        assert "to finish the work: ansible-playbook -i %s nodeops.numa_drift.remediate --limit %s,%s\n" % (
+            fleet.inventory, names[1], names[2]) in block, block
+        # The report written after the canary's procedure: it done, the others not processed, nothing in progress.
+        report = run.report()
+        assert (report["in_progress"], report["rollout_ended"]) == ([], False), report
+        rows = run.rows()
+        assert [rows[name]["action"] for name in names] == ["repaired", "not_processed", "not_processed"], rows
+        assert fleet.verdict(names[0]) == "in_sync" and not fleet.unschedulable(names[0])
+        assert all(fleet.checkpoint_bytes(name) == fleet.originals[name] and not fleet.unschedulable(name) for name in names[1:])
+    finally:
+        prometheus.close()
+        for name in names:
+            put_back(fleet, name)
+            fleet.drift_again(name)
+
+
+def test_ctrl_c_at_the_rollouts_end_leaves_nothing_to_finish_and_prints_no_block(fleet: Fleet) -> None:
+    """Ctrl-C at the rollout's end, while its notification is sent (after the last batch, the final report and the
+    Lease's release): every node is done, the Lease is free, and the run prints no block (there is nothing to finish)."""
+    # Nodes that the tests above left drifted, repaired at most once by them (the loop guard allows 3 repairs in 24 hours;
+    # the quiet rollout below is the third).
+    names = [sorted(fleet.nodes)[index] for index in (5, 4)]
+    fleet.inventory = inventory(fleet, "yaml", names)
+    webhook = HeldServer(answered=0, body={})
+    started = fleet.start_playbook("remediate", "-e", "numa_drift_webhook_url=" + webhook.url + "/hook")
+    try:
+        if not webhook.held.wait(300):
+            raise AssertionError(Fleet.finish(started).tail())
+        # The notification is the uri task's request: the strategy waits for it, it is not loading a role's tasks (the
+        # window where ansible-core once hung, see the Ctrl-C test above).
+        started["process"].send_signal(signal.SIGINT)
+        run = Fleet.finish(started)
+        assert "User interrupted execution" in run.output, run.tail()
+        assert run.rc == 99, run.tail()
+        assert webhook.requests[0]["body"]["text"].startswith("nodeops.numa_drift remediate: 2 nodes; actions repaired: 2;"), webhook.requests
+        assert lease_holder(fleet) is None  # released by the play before the notification
+        assert "nodeops.numa_drift: this remediate run" not in run.output.split("User interrupted execution", 1)[1], run.tail()
+        report = run.report()
+        assert (report["in_progress"], report["rollout_ended"], report["not_processed"]) == ([], True, []), report
+        assert [run.rows()[name]["action"] for name in names] == ["repaired", "repaired"], run.rows()
+        assert all(fleet.verdict(name) == "in_sync" and not fleet.unschedulable(name) for name in names)
+    finally:
+        webhook.close()
         for name in names:
             put_back(fleet, name)
             fleet.drift_again(name)

@@ -187,6 +187,71 @@ def test_the_watcher_reads_only_this_runs_report(monkeypatch: pytest.MonkeyPatch
     assert watch(monkeypatch, Nodes(held_by("run-a"), [OURS]), fresh(*rows, in_progress=()), tmp_path) == ""
 
 
+def test_a_run_interrupted_between_batches_names_the_next_ones_and_not_the_finished_batch(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    # The report written after a batch's procedures: nothing in progress, but the rollout goes on (rollout_ended false).
+    report = dict(fresh(("h1", "n1", "repaired", "repaired"), ("h2", "n2", "not_processed", _report.NOT_PROCESSED), in_progress=()),
+                  rollout_ended=False)
+    printed = watch(monkeypatch, Nodes(held_by("run-a"), []), report, tmp_path)
+    assert "  cordoned by nodeops.numa_drift (kubelet may be stopped there too): none\n" in printed, printed
+    assert "in the middle of its procedure" not in printed and "  not processed yet: h2\n" in printed, printed
+    assert printed.endswith("to finish the work: ansible-playbook -i inv.yml nodeops.numa_drift.remediate --limit h2\n"), printed
+    # The report the rollout ended with: the release after it is what the run did not do; nothing to say.
+    assert watch(monkeypatch, Nodes(held_by("run-a"), []), dict(report, rollout_ended=True), tmp_path) == ""
+
+
+def first_pass(tmp_path, report: Optional[Dict[str, Any]], handed_over: bool, limit: Optional[str] = None) -> str:
+    """What the first-pass watcher writes on the run's output for a run that ended, given the report on disk."""
+    (tmp_path / "report.json").unlink(missing_ok=True)
+    if report is not None:
+        (tmp_path / "report.json").write_text(json.dumps(report))
+    handover = tmp_path / "handover"
+    if not handed_over:
+        handover.write_text("")
+    read, write = os.pipe()
+    options = dict(ended_process(), mode=_lease_watch.FIRST_PASS, handover=str(handover), report_dir=str(tmp_path),
+                   inventory="-i inv.yml", limit=limit, output_fd=write, since="2026-12-06T10:00:00Z")
+    assert _lease_watch.main(options) == 0
+    assert not handover.exists()  # removed: nothing is left in the temporary directory
+    with os.fdopen(read, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def test_a_run_that_ends_before_its_rollout_starts_says_that_it_changed_nothing(tmp_path) -> None:
+    said = ("nodeops.numa_drift: this remediate run ended before its rollout started (in its read-only first pass, or while waiting"
+            " for the cluster lock): it changed no node and holds no cluster lock.\n"
+            "  to run it again: ansible-playbook -i inv.yml nodeops.numa_drift.remediate%s\n")
+    # No report, or an earlier run's: nothing of this run's rollout happened.
+    assert first_pass(tmp_path, None, handed_over=False) == said % ""
+    old = fresh(("h1", "n1", "not_processed", _report.NOT_PROCESSED), generated_at="2026-12-06T09:59:59Z")
+    assert first_pass(tmp_path, old, handed_over=False, limit="h1,h2") == said % " --limit h1,h2"
+    # The gate took the Lease (its watcher speaks), or this run wrote a report (no node to do, a control stopped it): silent.
+    assert first_pass(tmp_path, None, handed_over=True) == ""
+    assert first_pass(tmp_path, fresh(("h1", "n1", "none", "in_sync"), in_progress=()), handed_over=False) == ""
+
+
+def test_the_lease_watcher_takes_over_from_the_first_pass_watcher(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setattr(_lease_watch.tempfile, "tempdir", str(tmp_path))
+    started: List[Dict[str, Any]] = []
+
+    def start(options: Dict[str, Any], output: Optional[int]) -> Dict[str, Any]:  # the watcher's options, no process
+        if output is not None:
+            os.close(output)
+        started.append(options)
+        return {"started": True, "pid": 1, "watches": options["pid"]}
+    monkeypatch.setattr(_lease_watch, "_start", start)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], stdout=subprocess.PIPE)  # pylint: disable=consider-using-with
+    try:
+        assert _lease_watch.spawn_first_pass(child.pid, [], str(tmp_path), "-i inv.yml", None)["started"]
+        handover = started[0]["handover"]
+        assert os.path.exists(handover) and started[0]["mode"] == _lease_watch.FIRST_PASS
+        lock = {"name": "lock", "namespace": "ns", "holder": "run-a"}
+        assert _lease_watch.spawn(lock, None, None, child.pid, [], {"report_dir": str(tmp_path), "inventory": "-i inv.yml"})["started"]
+        assert not os.path.exists(handover)
+    finally:
+        child.kill()
+        child.wait()
+
+
 class SlowLeases(Nodes):
     """An API that answers the release after ``seconds`` (the client has no timeout of its own)."""
 

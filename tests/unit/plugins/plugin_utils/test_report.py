@@ -360,6 +360,16 @@ def test_nodes_in_progress_are_unreachable_in_the_report_written_before_their_pr
     assert report["counts"]["action"] == {"repaired": 1, "unreachable": 2, "not_processed": 1}
 
 
+def test_a_report_says_whether_the_rollout_ended_with_it():
+    # The lock's watcher reads it: a report written in the middle of the rollout (before or after a batch's procedures)
+    # leaves the rest of the rollout to be finished; the last one does not.
+    def ended(**kwargs):
+        return _report.build("remediate", ["n1", "n2"], [{"node": "n1", "action": "repaired"}, {}], ["", ""], None, {}, "none", "now",
+                             **kwargs)["rollout_ended"]
+    assert (ended(in_progress=["n2"]), ended(), ended(rollout_ended=False)) == (False, True, False)
+    assert "rollout_ended" not in _report.build("probe", ["n1"], [{}], [""], None, {}, "none", "now")
+
+
 def test_the_probe_report_sends_an_unreachable_node_back_to_the_probe():
     outcomes = [{"node": "n1", "action": "unreachable", "message": "unreachable: refused. The node was not probed."}, {}]
     rows = _report.build("probe", ["n1", "n2"], outcomes, ["", ""], None, {}, "none", "now", lost=["n2"])["nodes"]
