@@ -56,7 +56,7 @@ def test_fleet_benchmark_reports_one_module_run_per_probe_and_ratios_within_boun
         assert payload[kind]["module_runs"] == 1
         [sent] = payload[kind]["sent"]
         assert sent["what"] == "program" and sent["on_stdin"] and sent["zip_files"] == 0 and payload[kind]["bytes"] == sent["bytes"]
-        # The reader program (three stdlib files deflated: 20,892 bytes on 2026-12-06), a small part of ping's payload.
+        # The reader program (four stdlib files deflated: 28,924 bytes on 2026-12-07), a small part of ping's payload.
         assert payload[kind]["bytes"] <= 32 * 1024 and payload[kind]["bytes"] * 4 < payload["noop"]["bytes"]
     assert payload["difference_bytes"] == payload["probe"]["bytes"] - payload["noop"]["bytes"]
     role = results["role"]
@@ -85,8 +85,8 @@ def test_the_bound_fails_a_run_above_it(tmp_path) -> None:
 
 def test_without_pipelining_the_probe_sends_the_reader_module_alone(tmp_path) -> None:
     """Where Ansible does not pipeline modules (become without pipelining, say), the probe's one run is ``__node_read``,
-    transferred as any module, carrying the reader (its walker, the engine's node files and the credentials rules it
-    reads them with) and nothing else of the collection."""
+    transferred as any module, carrying the reader (its walker, the engine's node files, the credentials rules it
+    reads them with and the stamped-release reader) and nothing else of the collection."""
     output = tmp_path / "fleet.json"
     completed = subprocess.run([sys.executable, BENCH, "--quick", "--skip-role", "--no-pipelining", "--json", str(output)], cwd=CHECKOUT,
                                check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
@@ -99,7 +99,8 @@ def test_without_pipelining_the_probe_sends_the_reader_module_alone(tmp_path) ->
         assert sent["what"] == "AnsiballZ __node_read" and not sent["on_stdin"]
         shipped = {name.split("/plugins/", 1)[1] for name in sent["collection_files"]}
         assert shipped == {"modules/__node_read.py", "module_utils/_node/plan_reader.py", "module_utils/_common/node_files.py",
-                           "module_utils/_common/credentials.py"}, shipped
-        # The reader is three stdlib files (about 54 KB of source, deflated and base64-encoded in the AnsiballZ zip with
-        # their packages' __init__ files): 32,064 bytes over ping's payload on 2026-12-06, a fifth of ping's own.
-        assert payload[kind]["bytes"] - payload["noop"]["bytes"] <= 40 * 1024
+                           "module_utils/_common/credentials.py", "module_utils/_golang/stamp.py"}, shipped
+        # The reader is four stdlib files (about 67 KB of source in the AnsiballZ zip with their packages' __init__
+        # files): 41,222 bytes over ping's payload on 2026-12-07, a quarter of ping's own (32,064 on 2026-12-06 with
+        # three: the bound was 40 KiB; the fourth, _golang/stamp.py, reads kubelet's release instead of running it).
+        assert payload[kind]["bytes"] - payload["noop"]["bytes"] <= 44 * 1024

@@ -86,9 +86,8 @@ MAX_VERSION_OUTPUT = 64 * 1024  # bytes of a program's output read; the first li
 VERSION_ENVIRONMENT = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C", "GOGC": "off", "GOMAXPROCS": "1"}
 VERSION_ARGUMENTS = {"kubelet": ("--version",), "k3s": ("--version",), "rke2": ("--version",), "k0s": ("version",),
                      "kubelite": ("--version",)}
-# The programs whose release is first read from their file, where kubelet's build stamped it (the variable
-# ``--version`` prints, ``_golang.stamp``): a few milliseconds instead of kubelet's whole start-up; run only when the
-# file cannot tell. The embedding distributions' programs stamp releases of their own beside kubelet's: always run.
+# Read for the release their build stamped (``_golang.stamp``), run only when the file cannot tell; the embedding
+# distributions' programs stamp releases of their own beside kubelet's: always run.
 STAMPED_PROGRAMS = ("kubelet",)
 
 _KINDS = (
@@ -200,8 +199,7 @@ class NodeFiles(object):
     def version(self, key: str, arguments: Sequence[str], stamped: bool = False) -> Dict[str, Any]:
         """What the program ``key`` prints when run with ``arguments`` (its version): ``{"output": its first line,
         "rc": exit status, "identity": "dev:inode:size:mtime"}`` (the identity tells a program replaced since) or
-        ``{"errno": n, "error": text}``; with ``stamped``, the release stamped in its file when that says one (``{"output":
-        "v1.34.4", "rc": 0, "stamped": true, "identity": ...}``, nothing run)."""
+        ``{"errno": n, "error": text}``; with ``stamped``, its file's stamped release when it has one (``"stamped": true``)."""
         raise NotImplementedError
 
     def content(self, key: str, text: bool) -> Dict[str, Any]:
@@ -528,8 +526,8 @@ def version_arguments(node_path: str) -> Optional[Tuple[str, ...]]:
 
 
 def program_release(path: str, arguments: Sequence[str], stamped: bool, seconds: Optional[float] = None) -> Dict[str, Any]:
-    """The version record of the program at host ``path``: with ``stamped``, the one release its file holds where the
-    build stamped it (:func:`_golang.stamp.stamped_release`), else what running it says (:func:`run_version`)."""
+    """The version record of the program at host ``path``: with ``stamped``, its file's stamped release, else
+    :func:`run_version`'s."""
     if stamped:
         try:
             identity = program_identity(path)  # before the read: a program replaced meanwhile has another

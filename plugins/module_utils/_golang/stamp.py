@@ -3,18 +3,13 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The release a Go program's build stamped into it, read from its file without running it.
 
-Kubernetes stamps its release with the linker's ``-X k8s.io/component-base/version.gitVersion=v1.34.4`` (and the
-same for ``k8s.io/client-go/pkg/version``); release binaries are built with ``-trimpath -ldflags=-s -w``, so the
-build info carries no ``-ldflags`` and the symbol table is gone. What the linker leaves is the variable itself:
-``addstrdata`` (``cmd/link/internal/ld/data.go``) gives the string variable, in ``.data``, the header a Go string has
-(a pointer, then the length, each a machine word) pointing at the value's bytes, which it puts in ``.rodata``.
-
-:func:`stamped_release` looks through ``.data`` of a little-endian 64-bit ELF file for such headers whose bytes
-read as a release (``v1.34.4``, ``v1.34.4+k3s1``) and answers the release when exactly one distinct one is there.
-An unstamped build keeps the source's ``v0.0.0-master+$Format:%H$``, which is no release; a position-independent
-build has no pointer in the file (the loader writes them); a dependency's own version string beside kubelet's makes
-two: each of these answers None, and the caller runs the program instead (``--version`` prints the same variable).
-Stdlib only, Python >= 3.9.
+Kubernetes stamps its release with ``-X k8s.io/component-base/version.gitVersion=v1.34.4``; release binaries are
+built with ``-trimpath -ldflags=-s -w`` (no ``-ldflags`` in the build info, no symbols). The linker's ``addstrdata``
+(``cmd/link/internal/ld/data.go``) leaves the variable in ``.data`` as a Go string header (a pointer into
+``.rodata``, then the length, each a machine word). :func:`stamped_release` answers the one release such headers
+point at in a little-endian 64-bit ELF file, else None (unstamped ``v0.0.0-master+$Format:%H$``, a
+position-independent build, a dependency's version beside kubelet's): the caller then runs the program, whose
+``--version`` prints the same variable. Stdlib only, Python >= 3.9.
 """
 
 from __future__ import annotations
@@ -96,8 +91,7 @@ def _releases(image: bytes, sections: Dict[bytes, Tuple[int, int, int]]) -> Set[
 
 
 def stamped_release(path: str) -> Optional[str]:
-    """The release stamped in the regular file at host ``path`` (:func:`release_in_image`), or None: not such an
-    image, unreadable, or not one release. Only the ELF headers, ``.data`` and the bytes its headers point at are read."""
+    """The release stamped in the regular file at host ``path`` (:func:`release_in_image`), or None."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
