@@ -60,9 +60,13 @@ def shim_source(release: str) -> str:
     return "shims/%s.go" % minor_of(release)
 
 
+# The CPU manager's API by release: v1.36 calls it as v1.35 does (one shim for both).
+CPU_SHIM_OF = {"v1.34": "v1.34", "v1.35": "v1.35", "v1.36": "v1.35", "v1.37": "v1.37"}
+
+
 def cpu_shim_source(release: str) -> str:
     """The CPU manager judge's shim (go/cpu.go's release-specific calls)."""
-    return "shims/cpu_%s.go" % minor_of(release)
+    return "shims/cpu_%s.go" % CPU_SHIM_OF[minor_of(release)]
 
 
 # Bump when the way a binary is built changes (go.mod generation, flags): old binaries are rebuilt.

@@ -1,7 +1,7 @@
 // Copyright: (c) 2026, nodeops.numa_drift contributors
 // GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-// The CPU judge's API shim for k8s.io/kubernetes v1.35: the CPU manager and topology.Discover take a logger, Start a context; the topology manager takes no logger.
+// The CPU judge's API shim for k8s.io/kubernetes v1.35 and v1.36: the CPU manager and topology.Discover take a logger, Start a context; the topology manager takes no logger.
 package main
 
 import (
