@@ -315,7 +315,7 @@ class NodeFiles(object):
         if arguments is None:
             raise NotAProgramError(node_path)
         key = self._regular(node_path, follow=True)
-        found = self.version(key, arguments, stamped=node_path.rstrip("/").rsplit("/", 1)[-1] in STAMPED_PROGRAMS)
+        found = self.version(key, arguments, stamped=program_name(node_path) in STAMPED_PROGRAMS)
         if "errno" in found:
             raise _os_error(found, self.host(key))
         return found
@@ -522,7 +522,13 @@ def program_identity(path: str) -> str:
 def version_arguments(node_path: str) -> Optional[Tuple[str, ...]]:
     """How the program the node calls ``node_path`` says its release (:data:`VERSION_ARGUMENTS`), or None: not one
     that runs kubelet, never run (a site's wrapper script might start kubelet whatever its arguments)."""
-    return VERSION_ARGUMENTS.get(node_path.rstrip("/").rsplit("/", 1)[-1])
+    return VERSION_ARGUMENTS.get(program_name(node_path))
+
+
+def program_name(node_path: str) -> str:
+    """The name the node calls the program at ``node_path`` by (its last component, links not followed): what decides
+    whether it is run, or read, for its release."""
+    return node_path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def program_release(path: str, arguments: Sequence[str], stamped: bool, seconds: Optional[float] = None) -> Dict[str, Any]:
