@@ -36,6 +36,8 @@ ARGUMENT_SPEC = {
     "settled": {"type": "dict", "default": {}},
     "lost": {"type": "list", "elements": "str", "default": []},
     "in_progress": {"type": "list", "elements": "str", "default": []},
+    # The batch those hosts are (the remediate playbook's report written before a batch's rollout controls).
+    "in_progress_batch": {"type": "int"},
     # False in the reports written in the middle of the rollout (the watcher says what such a run left).
     "rollout_ended": {"type": "bool"},
     "stopped": {"type": "raw"},
@@ -77,13 +79,13 @@ class ActionModule(ActionBase):
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         report = _report.build(args["kind"], hosts, outcomes, names, args["stopped"] or None, known, source, stamp,
                                args["lost"], args["in_progress"], inventory_option((task_vars or {}).get("ansible_inventory_sources")),
-                               states, states_source, args["rollout_ended"])
+                               states, states_source, args["rollout_ended"], args["in_progress_batch"])
         try:
             _report.write(args["path"], report)
         except OSError as error:
             return dict(result, failed=True, msg="could not write the fleet report into %s: %s" % (args["path"], error))
         # What the run says on the terminal: the nodes whose procedure starts after this report as they are now.
-        headline = _report.progress_headline(report, hosts, outcomes, names, known, args["lost"], args["in_progress"])
+        headline = _report.progress_headline(report)
         result.update(changed=False, report=report, path=args["path"], headline=headline)
         return set_host_facts(self, result, {"numa_drift_report": report, "numa_drift_report_pods": known})
 

@@ -52,6 +52,9 @@ ARGUMENT_SPEC = {
     "context": {"type": "str"},
     # Where the run's fleet report is: a run that ends in the middle of its rollout says what it left (the watcher).
     "report_dir": {"type": "path"},
+    # The batch these controls are checked before: when they pass, the run's watcher is told that its procedures start
+    # (the report written before the controls has its nodes in progress; a run that ends before they pass did not start them).
+    "batch": {"type": "int"},
 }
 
 
@@ -89,9 +92,20 @@ class ActionModule(ActionBase):
                 if verdict:
                     result.update(proceed=False, stop=verdict[0], message=verdict[1])
                     break
+            if result["proceed"] and args["batch"]:
+                self._note_start(args["batch"], result)
         except (ApiFailure, ValueError) as error:
             result.update(proceed=False, stop="error", message="the rollout controls could not be checked: %s" % error)
         return result
+
+    @staticmethod
+    def _note_start(batch: int, result: Dict[str, Any]) -> None:
+        """Tell the run's watcher that this batch's procedures start; the rollout stops when it cannot be told."""
+        try:
+            _lease_watch.gate_passed(os.getppid(), batch)
+        except OSError as error:
+            result.update(proceed=False, stop="error", message="could not note that batch %d starts (%s): a run interrupted in it "
+                                                               "would be reported wrongly, so it does not start" % (batch, error))
 
     def _api(self, args: Dict[str, Any]) -> Api:
         if not hasattr(self, "_client"):

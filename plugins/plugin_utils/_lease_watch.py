@@ -83,6 +83,19 @@ def process_start(pid: int) -> Optional[str]:
     return fields[19] if len(fields) > 19 else None
 
 
+def run_started_at(pid: int) -> str:
+    """When the process ``pid`` started (UTC, whole seconds, as a report's ``generated_at``): a report generated at or after
+    it is this run's (its first one comes before the gate takes the Lease). Now, where /proc cannot tell."""
+    started = process_start(pid)
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            boot = next(int(line.split()[1]) for line in handle if line.startswith("btime "))
+        at = boot + int(started or "") / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, StopIteration):
+        at = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+
+
 def running(pid: int, started: Optional[str]) -> bool:
     """``pid`` is still the process that started at ``started`` (a reused PID is another process), and has not ended:
     a zombie (state Z, or X) has ended; its parent may wait for this watcher (the run's output, see spawn) before it
@@ -136,7 +149,7 @@ def unfinished_block(report: Mapping[str, Any], cordoned_nodes: Optional[Sequenc
 
 
 def this_runs_report(report_dir: str, since: str) -> Optional[Dict[str, Any]]:
-    """The report.json this run wrote (a remediate report generated at or after ``since``, the watcher's start), {}
+    """The report.json this run wrote (a remediate report generated at or after ``since``, the run's start), {}
     when it wrote none (an older run's, the probe's, or none at all), None when its last one is the rollout's final
     report (``rollout_ended``: the rollout ended, only its release failed; a report without the field: nothing in
     progress). The report written after a batch's procedures has nothing in progress but the rollout goes on."""
@@ -187,6 +200,52 @@ def hand_over(pid: int) -> None:
         pass  # no first-pass watcher (another playbook, or it could not start), or handed over already
 
 
+def gate_file(pid: int, started: Optional[str]) -> str:
+    """Where the rollout gate of the run ``pid`` (started at ``started``) notes the last batch it let start."""
+    return os.path.join(tempfile.gettempdir(), "nodeops-numa-drift-gate-%d-%s" % (pid, started or "unknown"))
+
+
+def gate_passed(pid: int, batch: int) -> None:
+    """The rollout controls before ``batch`` passed: its procedures start now (written atomically: a watcher reads the
+    number or the one before it)."""
+    path = gate_file(pid, process_start(pid))
+    temporary = "%s.%d" % (path, os.getpid())
+    with open(temporary, "w", encoding="utf-8") as handle:
+        handle.write("%d\n" % batch)
+    os.replace(temporary, path)
+
+
+def last_batch_started(path: str) -> int:
+    """The last batch whose procedures the run started (``gate_passed``), 0 when none (or unreadable)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return int(handle.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def settled_report(report_dir: str, since: str, started_batch: int) -> Optional[Dict[str, Any]]:
+    """This run's last report (as ``this_runs_report``), made true for a run that ended before the rollout controls let the
+    batch it has in progress start (``started_batch`` is lower): written again with those nodes not processed."""
+    report = this_runs_report(report_dir, since)
+    batch = (report or {}).get("in_progress_batch")
+    if not report or not report.get("in_progress") or not isinstance(batch, int) or started_batch >= batch:
+        return report
+    report = _report.not_started(report)
+    try:
+        _report.write(report_dir, report)
+    except OSError:
+        pass  # the block still says it; the report on disk keeps them as in progress
+    return report
+
+
+def _forget(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def first_pass_block(inventory: str, limit: Optional[str]) -> str:
     """What a run that ended before its rollout started left: nothing; the command that runs it again."""
     return ("nodeops.numa_drift: this remediate run ended before its rollout started (in its read-only first pass, or while"
@@ -195,18 +254,25 @@ def first_pass_block(inventory: str, limit: Optional[str]) -> str:
 
 
 def first_pass_main(options: Mapping[str, Any]) -> int:
-    """Wait for the run to end; when it ended before the gate took the Lease (no hand-over) and before it wrote any report
-    (a rollout with no node to do, or stopped by a control, writes one and says so), say that it changed nothing."""
+    """Wait for the run to end; when it ended before the gate took the Lease (no hand-over) and before the rollout controls
+    let any batch start (a rollout with no node to do, or stopped by a control, writes its final report and says so), say
+    that it changed nothing."""
     while running(int(options["pid"]), options.get("started")):
         time.sleep(POLL_SECONDS)
     output = options.get("output_fd")
     handover = str(options.get("handover") or "")
     handed_over = not os.path.exists(handover)
-    try:
-        os.unlink(handover)
-    except OSError:
-        pass
-    if output is not None and not handed_over and this_runs_report(str(options.get("report_dir") or ""), str(options.get("since") or "")) == {}:
+    _forget(handover)
+    if handed_over:  # the Lease's watcher speaks for the run (and reads the gate's note)
+        _close(output)
+        return 0
+    gate = str(options.get("gate") or "")
+    started_batch = last_batch_started(gate)
+    report = settled_report(str(options.get("report_dir") or ""), str(options.get("since") or ""), started_batch)
+    _forget(gate)
+    # A report the rollout ended with says what happened itself (None here); no report, or one written before a batch
+    # when no batch's controls had passed yet (no procedure started): nothing was changed.
+    if output is not None and report is not None and started_batch == 0:
         try:
             os.write(output, first_pass_block(str(options.get("inventory") or "-i INVENTORY"), options.get("limit")).encode("utf-8", "replace"))
         except OSError:
@@ -245,7 +311,10 @@ def main(options: Mapping[str, Any]) -> int:
         _close(output)
         return 1  # the Lease expires by itself (numa_drift_lock_duration)
     said, cordoned, why_not = answer[0]
-    report = this_runs_report(str(options.get("report_dir") or ""), str(options.get("since") or "")) if said == RELEASED else None
+    gate = str(options.get("gate") or "")
+    report = settled_report(str(options.get("report_dir") or ""), str(options.get("since") or ""),
+                            last_batch_started(gate)) if said == RELEASED else None
+    _forget(gate)
     if output is not None and report is not None:
         text = unfinished_block(report, cordoned, why_not, str(options.get("inventory") or "-i INVENTORY"), str(options.get("report_dir")))
         try:
@@ -287,9 +356,10 @@ def spawn(lock: Mapping[str, Any], kubeconfig: Optional[str], context: Optional[
     ``unfinished``: ``report_dir``, ``inventory`` (the run's ``-i`` options) and ``annotation_prefix``, for the block an
     unfinished run prints on its output (none without them). The first-pass watcher, if any, hands over to it."""
     output = run_output(pid) if unfinished else None
-    options = dict(unfinished or {}, pid=pid, started=process_start(pid), name=lock["name"], namespace=lock["namespace"],
-                   holder=lock["holder"], kubeconfig=kubeconfig, context=context, collection_paths=list(collection_paths),
-                   output_fd=output, since=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    started_at = process_start(pid)
+    options = dict(unfinished or {}, pid=pid, started=started_at, gate=gate_file(pid, started_at), name=lock["name"],
+                   namespace=lock["namespace"], holder=lock["holder"], kubeconfig=kubeconfig, context=context, collection_paths=list(collection_paths),
+                   output_fd=output, since=run_started_at(pid))
     started = _start(options, output)
     if not started["started"]:
         return {"started": False, "message": "could not start the lock's watcher (%s): a run that ends without releasing the lock "
@@ -312,9 +382,10 @@ def spawn_first_pass(pid: int, collection_paths: Sequence[str], report_dir: str,
     except OSError as error:
         _close(output)
         return {"started": False, "message": "could not write %s: %s" % (handover, error)}
-    options = {"mode": FIRST_PASS, "pid": pid, "started": started, "handover": handover, "report_dir": report_dir, "inventory": inventory,
+    options = {"mode": FIRST_PASS, "pid": pid, "started": started, "handover": handover, "gate": gate_file(pid, started),
+               "report_dir": report_dir, "inventory": inventory,
                "limit": limit or None, "collection_paths": list(collection_paths), "output_fd": output,
-               "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+               "since": run_started_at(pid)}
     result = _start(options, output)
     if not result["started"]:
         hand_over(pid)

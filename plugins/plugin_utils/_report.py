@@ -434,35 +434,49 @@ def _headline(kind: str, rows: Sequence[Mapping[str, Any]], stopped: Optional[Ma
     return headline
 
 
-def progress_headline(report: Mapping[str, Any], hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]],
-                      node_names: Sequence[Optional[str]], pod_names: Mapping[str, Any], lost: Sequence[str],
-                      in_progress: Sequence[str]) -> str:
-    """The headline of ``report`` (built with ``in_progress``) with those nodes as they are now rather than as the
-    report on disk must show them: what the run prints before their procedures start. Only their rows are made again."""
-    kind = report["kind"]
-    again = {host: row(host, name or host, with_advice(host, outcome_of(kind, host, outcome or {}, lost, ()), kind), pod_names)
-             for host, outcome, name in zip(hosts, outcomes, node_names) if host in in_progress}
-    return _headline(kind, [again.get(entry["host"], entry) for entry in report["nodes"]], report["stopped"])
+def progress_headline(report: Mapping[str, Any]) -> str:
+    """The headline of ``report`` with the nodes whose procedure starts after it as they are now (not processed yet),
+    rather than as the report on disk must show them: what the run prints before their procedures start."""
+    return _headline(report["kind"], not_started_rows(report), report["stopped"])
+
+
+def not_started_rows(report: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """``report``'s rows with the nodes it has in progress as they were before their procedure (``if_not_started``)."""
+    again = report.get("if_not_started") or {}
+    return [dict(again.get(entry["host"]) or entry) for entry in report["nodes"]]
 
 
 def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]], node_names: Sequence[Optional[str]],
           stopped: Optional[Mapping[str, Any]], pod_names: Mapping[str, Any], pods_source: str, generated_at: str,
           lost: Sequence[str] = (), in_progress: Sequence[str] = (), inventory: str = "-i INVENTORY",
           states: Optional[Mapping[str, Mapping[str, Any]]] = None, states_source: str = "",
-          rollout_ended: Optional[bool] = None) -> Dict[str, Any]:
+          rollout_ended: Optional[bool] = None, in_progress_batch: Optional[int] = None) -> Dict[str, Any]:
     """``lost``: hosts the run reached that left the play before the report (reported as unreachable).
 
-    ``in_progress``: hosts whose procedure starts after this report is written. This report stays on disk when the run
-    ends before the next one (every node of the batch lost, or the run interrupted): they are unreachable in it.
+    ``in_progress``: hosts whose procedure starts after this report is written (batch ``in_progress_batch``, once the
+    rollout controls before it pass). This report stays on disk when the run ends before the next one (every node of
+    the batch lost, or the run interrupted): they are unreachable in it; their rows as they were before the procedure
+    are kept too (``if_not_started``), for a run that ended before the controls let that batch start (:func:`not_started`).
     ``inventory``: the run's ``-i`` options (``verdicts.inventory_option``), for the commands the report suggests.
     ``states``: Node name -> ``_cordon.node_state`` (None: not looked up, ``states_source`` says why).
     ``rollout_ended`` (remediate): false in a report written in the middle of the rollout (default: nothing in progress).
     """
-    rows = []
+    rows, if_not_started = [], {}
     for host, outcome, name in zip(hosts, outcomes, node_names):
-        outcome = with_advice(host, outcome_of(kind, host, outcome or {}, lost, in_progress), kind)
-        node = str(outcome.get("node") or name or host)
-        rows.append(row(host, name or host, outcome, pod_names, inventory, (states or {}).get(node)))
+        state = (states or {}).get(str((outcome or {}).get("node") or name or host))
+        rows.append(row(host, name or host, with_advice(host, outcome_of(kind, host, outcome or {}, lost, in_progress), kind), pod_names,
+                        inventory, state))
+        if host in in_progress:
+            if_not_started[host] = row(host, name or host, with_advice(host, outcome_of(kind, host, outcome or {}, lost, ()), kind),
+                                       pod_names, inventory, state)
+    return assemble(kind, rows, stopped, generated_at, inventory, pods_source, states_source or ("api" if states is not None else "not looked up"),
+                    in_progress, rollout_ended, in_progress_batch, if_not_started)
+
+
+def assemble(kind: str, rows: Sequence[Dict[str, Any]], stopped: Optional[Mapping[str, Any]], generated_at: str, inventory: str,
+             pods_source: str, states_source: str, in_progress: Sequence[str] = (), rollout_ended: Optional[bool] = None,
+             in_progress_batch: Optional[int] = None, if_not_started: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """The report from its rows (every other field is derived from them)."""
     before, after, actions = _counts(rows)
     needs_human = [need for need in (human_need(entry) for entry in rows) if need]
     for entry in rows:  # the row points to the box, which says the next step (said once per page)
@@ -477,6 +491,7 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
         "kind": kind,
         "generated_at": generated_at,
         "collection": "nodeops.numa_drift",
+        "inventory": inventory,
         "headline": _headline(kind, rows, stopped),
         "stopped": dict(stopped) if stopped else None,
         "counts": {"verdict_before": before, "verdict_after": after, "action": actions},
@@ -494,14 +509,25 @@ def build(kind: str, hosts: Sequence[str], outcomes: Sequence[Mapping[str, Any]]
         # names them in its last lines.
         "stay_down": [{"node": entry["node"], "action": entry["action"], "verdict": entry["verdict_after"]} for entry in rows
                       if entry["action"] in ("refused", "loop_guard") and (entry["node_state"] or {}).get("ready") != "True"],
-        # Written before these hosts' procedures (empty in the report a rollout ends with).
+        # Written before these hosts' procedures (empty in the report a rollout ends with), the batch they are, and
+        # their rows as they were before it.
         "in_progress": list(in_progress),
+        "in_progress_batch": in_progress_batch if in_progress else None,
+        "if_not_started": dict(if_not_started or {}),
         # The report the rollout ends with (a report written in the middle of it says false; a probe report has none).
         **({"rollout_ended": (not in_progress) if rollout_ended is None else bool(rollout_ended)} if kind == "remediate" else {}),
         "pods_source": pods_source,
-        "node_states_source": states_source or ("api" if states is not None else "not looked up"),
-        "nodes": rows,
+        "node_states_source": states_source,
+        "nodes": list(rows),
     }
+
+
+def not_started(report: Mapping[str, Any]) -> Dict[str, Any]:
+    """``report`` (written before a batch) for a run that ended before the rollout controls let that batch start: its
+    nodes as they were before (not processed), nothing in progress, the rollout not ended."""
+    return assemble(report["kind"], not_started_rows(report), report.get("stopped"), str(report.get("generated_at") or ""),
+                    str(report.get("inventory") or "-i INVENTORY"), str(report.get("pods_source") or ""),
+                    str(report.get("node_states_source") or ""), (), False if report["kind"] == "remediate" else None)
 
 
 # --------------------------------------------------------------------------- the page

@@ -82,6 +82,21 @@ def test_running_follows_the_process_and_not_a_reused_pid() -> None:
     assert not _lease_watch.running(child.pid, started)
 
 
+def test_a_runs_start_is_read_from_proc_so_that_its_reports_before_the_lease_count_as_its_own() -> None:
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    before = time.strftime(stamp, time.gmtime(time.time() - 1))  # /proc's boot time is whole seconds
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # pylint: disable=consider-using-with
+    try:
+        time.sleep(2.5)
+        after = time.strftime(stamp, time.gmtime(time.time() - 2))
+        assert before <= _lease_watch.run_started_at(child.pid) <= after
+    finally:
+        child.kill()
+        child.wait()
+    # A process /proc does not know: now.
+    assert _lease_watch.run_started_at(child.pid) >= after
+
+
 def ended_process() -> Dict[str, Any]:
     child = subprocess.Popen([sys.executable, "-c", "pass"])  # pylint: disable=consider-using-with
     child.wait()
@@ -147,15 +162,27 @@ class Nodes(Leases):
         return {"items": self.nodes}
 
 
-def watch(monkeypatch: pytest.MonkeyPatch, api: Any, report: Optional[Dict[str, Any]], tmp_path) -> str:
-    """What the watcher writes on the run's output (a pipe) for a run that ended, given the API and the report on disk."""
+def gate_note(tmp_path, started_batch: int) -> str:
+    """The gate's note of the last batch it let start (none for 0), as __rollout_gate leaves it."""
+    path = tmp_path / "gate-note"
+    path.unlink(missing_ok=True)
+    if started_batch:
+        path.write_text("%d\n" % started_batch)
+    return str(path)
+
+
+def watch(monkeypatch: pytest.MonkeyPatch, api: Any, report: Optional[Dict[str, Any]], tmp_path, started_batch: int = 0) -> str:
+    """What the watcher writes on the run's output (a pipe) for a run that ended, given the API, the report on disk and the
+    last batch the gate let start."""
     if report is not None:
         (tmp_path / "report.json").write_text(json.dumps(report))
     monkeypatch.setattr(_lease_watch, "Api", lambda kubeconfig, context: api)
     read, write = os.pipe()
+    gate = gate_note(tmp_path, started_batch)
     options = dict(ended_process(), name="lock", namespace="ns", holder="run-a", report_dir=str(tmp_path), inventory="-i inv.yml",
-                   output_fd=write, since="2026-12-06T10:00:00Z")
+                   output_fd=write, since="2026-12-06T10:00:00Z", gate=gate)
     assert _lease_watch.main(options) == 0
+    assert not os.path.exists(gate)  # removed: nothing is left in the temporary directory
     with os.fdopen(read, encoding="utf-8") as handle:
         return handle.read()  # the watcher closed its end
 
@@ -187,20 +214,41 @@ def test_the_watcher_reads_only_this_runs_report(monkeypatch: pytest.MonkeyPatch
     assert watch(monkeypatch, Nodes(held_by("run-a"), [OURS]), fresh(*rows, in_progress=()), tmp_path) == ""
 
 
+def batch_report(in_progress_batch: int = 2) -> Dict[str, Any]:
+    """The report the remediate playbook writes as batch 2 starts: the canary h1 repaired, h2 in progress, h3 after it."""
+    repaired = {"node": "n1", "action": "repaired", "verdict_before": "drift_within_bound", "verdict_after": "in_sync"}
+    return _report.build("remediate", ["h1", "h2", "h3"], [repaired, {}, {}], ["n1", "n2", "n3"], None, {}, "off",
+                         "2026-12-06T10:00:05Z", in_progress=["h2"], inventory="-i inv.yml", in_progress_batch=in_progress_batch)
+
+
+def on_disk(tmp_path) -> Dict[str, Any]:
+    return json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+
+
 def test_a_run_interrupted_between_batches_names_the_next_ones_and_not_the_finished_batch(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    # The report written after a batch's procedures: nothing in progress, but the rollout goes on (rollout_ended false).
-    report = dict(fresh(("h1", "n1", "repaired", "repaired"), ("h2", "n2", "not_processed", _report.NOT_PROCESSED), in_progress=()),
-                  rollout_ended=False)
-    printed = watch(monkeypatch, Nodes(held_by("run-a"), []), report, tmp_path)
+    # Ended at the gate before batch 2 (it had let only batch 1 start): batch 2's node was not started.
+    printed = watch(monkeypatch, Nodes(held_by("run-a"), []), batch_report(), tmp_path, started_batch=1)
     assert "  cordoned by nodeops.numa_drift (kubelet may be stopped there too): none\n" in printed, printed
-    assert "in the middle of its procedure" not in printed and "  not processed yet: h2\n" in printed, printed
-    assert printed.endswith("to finish the work: ansible-playbook -i inv.yml nodeops.numa_drift.remediate --limit h2\n"), printed
+    assert "in the middle of its procedure" not in printed and "  not processed yet: h2, h3\n" in printed, printed
+    assert printed.endswith("to finish the work: ansible-playbook -i inv.yml nodeops.numa_drift.remediate --limit h2,h3\n"), printed
+    # The report on disk says the same: written again with batch 2 not processed (as if the run had written it then).
+    again = on_disk(tmp_path)
+    assert [row["action"] for row in again["nodes"]] == ["repaired", "not_processed", "not_processed"], again["nodes"]
+    assert (again["in_progress"], again["rollout_ended"]) == ([], False)
+    assert (tmp_path / "report.html").read_text(encoding="utf-8") == _report.render_html(again)
+    # Ended after the gate let batch 2 start: h2 is in the middle of its procedure, the report stays as written.
+    written = batch_report()
+    printed = watch(monkeypatch, Nodes(held_by("run-a"), []), written, tmp_path, started_batch=2)
+    assert "  in the middle of its procedure when the run ended: h2\n  not processed yet: h3\n" in printed, printed
+    assert on_disk(tmp_path) == written
     # The report the rollout ended with: the release after it is what the run did not do; nothing to say.
-    assert watch(monkeypatch, Nodes(held_by("run-a"), []), dict(report, rollout_ended=True), tmp_path) == ""
+    ended = _report.build("remediate", ["h1"], [{"node": "n1", "action": "repaired"}], ["n1"], None, {}, "off", "2026-12-06T10:00:05Z")
+    assert watch(monkeypatch, Nodes(held_by("run-a"), []), ended, tmp_path, started_batch=2) == ""
 
 
-def first_pass(tmp_path, report: Optional[Dict[str, Any]], handed_over: bool, limit: Optional[str] = None) -> str:
-    """What the first-pass watcher writes on the run's output for a run that ended, given the report on disk."""
+def first_pass(tmp_path, report: Optional[Dict[str, Any]], handed_over: bool, limit: Optional[str] = None, started_batch: int = 0) -> str:
+    """What the first-pass watcher writes on the run's output for a run that ended, given the report on disk and the last
+    batch the gate let start."""
     (tmp_path / "report.json").unlink(missing_ok=True)
     if report is not None:
         (tmp_path / "report.json").write_text(json.dumps(report))
@@ -208,10 +256,13 @@ def first_pass(tmp_path, report: Optional[Dict[str, Any]], handed_over: bool, li
     if not handed_over:
         handover.write_text("")
     read, write = os.pipe()
+    gate = gate_note(tmp_path, started_batch)
     options = dict(ended_process(), mode=_lease_watch.FIRST_PASS, handover=str(handover), report_dir=str(tmp_path),
-                   inventory="-i inv.yml", limit=limit, output_fd=write, since="2026-12-06T10:00:00Z")
+                   inventory="-i inv.yml", limit=limit, output_fd=write, since="2026-12-06T10:00:00Z", gate=gate)
     assert _lease_watch.main(options) == 0
     assert not handover.exists()  # removed: nothing is left in the temporary directory
+    # The gate's note is the Lease's watcher's once handed over; else this watcher's, removed too.
+    assert os.path.exists(gate) == (handed_over and started_batch > 0)
     with os.fdopen(read, encoding="utf-8") as handle:
         return handle.read()
 
@@ -224,9 +275,18 @@ def test_a_run_that_ends_before_its_rollout_starts_says_that_it_changed_nothing(
     assert first_pass(tmp_path, None, handed_over=False) == said % ""
     old = fresh(("h1", "n1", "not_processed", _report.NOT_PROCESSED), generated_at="2026-12-06T09:59:59Z")
     assert first_pass(tmp_path, old, handed_over=False, limit="h1,h2") == said % " --limit h1,h2"
-    # The gate took the Lease (its watcher speaks), or this run wrote a report (no node to do, a control stopped it): silent.
+    # The gate took the Lease (its watcher speaks), or this run wrote its final report (no node to do, a control stopped it): silent.
     assert first_pass(tmp_path, None, handed_over=True) == ""
+    assert first_pass(tmp_path, batch_report(1), handed_over=True, started_batch=1) == ""
     assert first_pass(tmp_path, fresh(("h1", "n1", "none", "in_sync"), in_progress=()), handed_over=False) == ""
+    # The report written as batch 1 starts, the run ended while its controls were checked (waiting for the Lease): nothing
+    # changed; the report on disk says so too (its node not processed).
+    assert first_pass(tmp_path, batch_report(1), handed_over=False) == said % ""
+    assert [row["action"] for row in on_disk(tmp_path)["nodes"]] == ["repaired", "not_processed", "not_processed"]
+    # Without the Lease (numa_drift_lock: false) the gate let batch 1 start: its procedure may have changed its node; silent,
+    # the report as written.
+    assert first_pass(tmp_path, batch_report(1), handed_over=False, started_batch=1) == ""
+    assert on_disk(tmp_path) == batch_report(1)
 
 
 def test_the_lease_watcher_takes_over_from_the_first_pass_watcher(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

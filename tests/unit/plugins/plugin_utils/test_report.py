@@ -410,10 +410,28 @@ def test_the_progress_headline_shows_the_batch_about_to_start_as_not_processed_y
     report = _report.build("remediate", hosts, outcomes, names, None, {}, "off", "T", in_progress=["b"])
     # On disk the batch's node reads unreachable (the run may end during its procedure); the terminal says where it is.
     assert report["counts"]["action"] == {"repaired": 1, "unreachable": 1, "not_processed": 1}
-    assert _report.progress_headline(report, hosts, outcomes, names, {}, [], ["b"]) == (
+    assert _report.progress_headline(report) == (
         "3 nodes; actions not_processed: 2, repaired: 1; verdicts before drift_within_bound: 1, unknown: 2;"
         " after in_sync: 1, unknown: 2")
-    assert _report.progress_headline(report, hosts, outcomes, names, {}, [], []) == report["headline"]
+    nothing_in_progress = _report.build("remediate", hosts, outcomes, names, None, {}, "off", "T")
+    assert _report.progress_headline(nothing_in_progress) == nothing_in_progress["headline"]
+
+
+def test_a_report_written_as_a_batch_starts_is_made_again_as_if_the_batch_had_not_started() -> None:
+    # The watcher's rewrite of a run that ended before the batch's rollout controls passed: exactly the report the run
+    # would have written with nothing in progress (the finished batch's outcome kept, the batch's nodes not processed).
+    done = {"node": "a", "action": "repaired", "verdict_before": "drift_within_bound", "verdict_after": "in_sync", "numa_drift": {}}
+    hosts, outcomes, names = ["a", "b", "c"], [done, {"node": "b", "action": "unreachable", "message": "unreachable: refused"}, {}], ["", "", ""]
+    states = {"a": {"ready": "True", "cordoned_by": None}}
+    report = _report.build("remediate", hosts, outcomes, names, None, {}, "off", "T", in_progress=["b", "c"], inventory="-i inv.yml",
+                           states=states, in_progress_batch=2)
+    assert (report["in_progress"], report["in_progress_batch"], sorted(report["if_not_started"])) == (["b", "c"], 2, ["b", "c"])
+    assert [entry["action"] for entry in report["nodes"]] == ["repaired", "unreachable", "unreachable"]
+    again = _report.not_started(json.loads(json.dumps(report)))  # as the watcher reads it from report.json
+    assert again == _report.build("remediate", hosts, outcomes, names, None, {}, "off", "T", inventory="-i inv.yml", states=states,
+                                  rollout_ended=False)
+    assert [entry["action"] for entry in again["nodes"]] == ["repaired", "unreachable", "not_processed"]
+    assert (again["in_progress"], again["in_progress_batch"], again["if_not_started"], again["rollout_ended"]) == ([], None, {}, False)
 
 
 def test_each_row_shows_its_nodes_ready_condition_and_who_cordoned_it(tmp_path):
