@@ -99,14 +99,22 @@ def take_packed(cpus: Dict[int, CpuInfo], num_sockets: int, num_cores: int, need
         return frozenset()
     if acc.needed > len(acc.details):
         return frozenset()
-    numa_whole = lambda numa: len(_Accumulator._in(cpus, "numa_node", numa))  # noqa: E731  isNUMANodeFree
-    socket_whole = lambda _socket: acc.cpus_per_socket  # noqa: E731  isSocketFree
+
+    def numa_whole(numa: int) -> int:  # isNUMANodeFree: every CPU of the node free
+        return len(_Accumulator._in(cpus, "numa_node", numa))
+
+    def socket_whole(_socket: int) -> int:  # isSocketFree: CPUsPerSocket free
+        return acc.cpus_per_socket
+
+    def core_whole(_core: int) -> int:  # isCoreFree: CPUsPerCore free
+        return acc.cpus_per_core
+
     levels = [("numa_node", acc.numa_nodes, numa_whole), ("socket", acc.sockets, socket_whole)]
     for attribute, order, whole in levels if acc.numa_first else reversed(levels):
         acc.take_full(attribute, order(), whole)
         if acc.needed < 1:
             return frozenset(acc.result)
-    acc.take_full("core", acc.cores(), lambda _core: acc.cpus_per_core)
+    acc.take_full("core", acc.cores(), core_whole)
     if acc.needed >= 1:
         acc.take_remaining()
     return frozenset(acc.result) if acc.needed < 1 else frozenset()

@@ -101,8 +101,8 @@ def path_flag(names: str) -> str:
 KUBELET_FOLLOWS: Dict[str, Dict[str, Any]] = {
     "kubelet-config": {"pattern": path_flag("--config"), "then": [{"read": "{}", "follow": []}]},
     "kubelet-config-dir": {"pattern": path_flag("--config-dir"), "then": [{"walk": "{}", "follow": []}]},
-    "kubelet-root-dir": {"pattern": path_flag("--root-dir"), "then": [{"read": "{}/" + STATE_FILE_NAME, "raw": True},
-                                                                               {"read": "{}/" + CPU_STATE_FILE_NAME, "raw": True}]},
+    "kubelet-root-dir": {"pattern": path_flag("--root-dir"),
+                         "then": [{"read": "{}/" + STATE_FILE_NAME, "raw": True}, {"read": "{}/" + CPU_STATE_FILE_NAME, "raw": True}]},
 }
 
 
