@@ -122,9 +122,11 @@ class ActionModule(NodeReader, ActionBase):
                         facts = _snapshot.assess(entries, root, arguments)
                     break
                 except _snapshot.NotRead as missing:
-                    rules = [_snapshot.rule_for(missing)]
-                    if len(learned) < _snapshot.MAX_LEARNED and _snapshot.remembered(missing) not in learned:
-                        learned.append(_snapshot.remembered(missing))
+                    together = _snapshot.missed_together(missing)
+                    rules = [_snapshot.rule_for(each) for each in together]
+                    for each in together:
+                        if len(learned) < _snapshot.MAX_LEARNED and _snapshot.remembered(each) not in learned:
+                            learned.append(_snapshot.remembered(each))
             else:
                 return dict(result, failed=True, msg="the node's answers still lack what the probe reads after %d reads (a node with more "
                             "files in kubelet's places than the reader's budget allows?)" % MAX_ROUNDS)

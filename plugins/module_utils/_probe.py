@@ -19,10 +19,13 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.mod
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import NodeFiles, node_join, read_node_text, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import CpuAssessment, assess_cpu_manager
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME, MAX_CPU_STATE_BYTES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import DISCOVERY_FOLLOWS, DISCOVERY_READS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import KUBELET_FOLLOWS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import READS as CPU_READS, read_cpu_topology
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import READS as SYSFS_READS, read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, assess
@@ -53,15 +56,25 @@ def read_checkpoint(path: str) -> Optional[bytes]:
         return None
 
 
-def _checkpoint(files: NodeFiles, root_dir: str) -> Tuple[str, Optional[bytes]]:
+def _checkpoint(files: NodeFiles, root_dir: str, name: str = CHECKPOINT_FILE_NAME, limit: int = MAX_CHECKPOINT_BYTES) -> Tuple[str, Optional[bytes]]:
     """``(where it is, its bytes or None)`` of ``<root dir>/memory_manager_state`` (``memoryManagerStateFileName``;
-    the root dir only moves with ``--root-dir``); a symbolic link is refused, never followed (docs/safety.md)."""
-    node_path = node_join(root_dir, CHECKPOINT_FILE_NAME)
+    the root dir only moves with ``--root-dir``) or of ``name`` beside it (``cpu_manager_state``); a symbolic link is
+    refused, never followed (docs/safety.md)."""
+    node_path = node_join(root_dir, name)
     try:
-        raw: Optional[bytes] = files.read_bytes(node_path, MAX_CHECKPOINT_BYTES + 1, truncate=True)
+        raw: Optional[bytes] = files.read_bytes(node_path, limit + 1, truncate=True)
     except FileNotFoundError:
         raw = None
     return files.host_path(node_path, follow=False), raw
+
+
+def _cpu_manager(files: NodeFiles, settings: KubeletSettings) -> CpuAssessment:
+    """The CPU manager's part (kubelet starts it before the memory manager): its checkpoint and the online CPUs."""
+    path, raw = _checkpoint(files, settings.root_dir, CPU_STATE_FILE_NAME, MAX_CPU_STATE_BYTES)
+    if raw is not None and len(raw) > MAX_CPU_STATE_BYTES:
+        raw = raw[:MAX_CPU_STATE_BYTES]  # truncated: kubelet's JSON reader refuses what is left, and so does ours
+    topology = read_cpu_topology(files) if settings.cpu.policy == "static" else None
+    return assess_cpu_manager(settings, topology, raw, path)
 
 
 def _guard(files: NodeFiles) -> Dict[str, Any]:
@@ -100,6 +113,7 @@ class ProbeResult(Record, frozen=True):
     raw: Optional[bytes]
     guard: Dict[str, Any]
     history: Dict[str, Any]
+    cpu: Optional[CpuAssessment] = None
 
 
 def probe(
@@ -128,7 +142,8 @@ def probe(
     )
     node = read_node_facts(files)
     path, raw = _checkpoint(files, settings.root_dir)
-    return ProbeResult(assess(raw, node, settings, drift_bound), settings, node, path, raw, _guard(files), _history(files))
+    cpu = None if settings.config_problems else _cpu_manager(files, settings)
+    return ProbeResult(assess(raw, node, settings, drift_bound, cpu), settings, node, path, raw, _guard(files), _history(files), cpu)
 
 
 def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
@@ -140,7 +155,8 @@ def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
     if arguments.get("kubelet_config_dir"):
         rules.append({"walk": arguments["kubelet_config_dir"], "literal": True})
     if arguments.get("kubelet_root_dir"):
-        rules.append({"read": posixpath.join(arguments["kubelet_root_dir"], CHECKPOINT_FILE_NAME), "raw": True, "literal": True})
+        for name in (CHECKPOINT_FILE_NAME, CPU_STATE_FILE_NAME):
+            rules.append({"read": posixpath.join(arguments["kubelet_root_dir"], name), "raw": True, "literal": True})
     flags = arguments.get("kubelet_flags")
     if isinstance(flags, (list, tuple)):
         flags = " ".join(str(flag) for flag in flags)
@@ -154,7 +170,7 @@ def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
 def read_plan(arguments: Mapping[str, Any]) -> Tuple[List[Dict[str, Any]], Dict[str, Dict[str, Any]]]:
     """``(rules, follows)``: what :func:`probe` reads on a node with these options (``_node.plan_reader``); with
     ``kubelet_release`` named, no program is asked its release."""
-    rules = list(SYSFS_READS) + list(DISCOVERY_READS) + list(GUARD_READS) + list(HISTORY_READS) + _option_reads(arguments)
+    rules = list(SYSFS_READS) + list(CPU_READS) + list(DISCOVERY_READS) + list(GUARD_READS) + list(HISTORY_READS) + _option_reads(arguments)
     follows = dict(DISCOVERY_FOLLOWS)
     if arguments.get("kubelet_release"):
         # No program is asked: what is there is all discovery looks at (kubeadm's /usr/bin/kubelet).

@@ -54,6 +54,16 @@ NEXT_STEPS = {
                                  " it and where it was read): run a tested release, or set remediate_untested_release=nearest to"
                                  " judge it by the nearest tested release's rules. Nothing was touched."),
     "kubelet_tolerates": "Nothing to do: kubelet has KEP-6232 drift tolerance on and repairs this drift itself.",
+    "cpu_manager_unknown": ("Kubelet's CPU manager (started before the memory manager) could not be judged (the causes say why:"
+                            " the online CPUs unreadable, an option or gate not modelled). Nothing was touched."),
+    "cpu_manager_refuses": ("Kubelet's CPU manager refuses cpu_manager_state (kubelet's error is in the causes): repairing"
+                            " memory_manager_state alone would not start kubelet. Evict the pods named, or drain the node, then"
+                            " delete cpu_manager_state. Nothing was touched."),
+    "cpu_default_set_stale": ("Kubelet's CPU manager refuses cpu_manager_state, whose defaultCpuSet alone is stale (every pinned"
+                              " CPU could be kept); this collection does not rewrite cpu_manager_state yet: drain the node and"
+                              " delete it. Nothing was touched."),
+    "cpu_checkpoint_untrusted": ("Kubelet would start, but cpu_manager_state cannot be trusted (the causes say why): drain the"
+                                 " node and delete it before any repair. Nothing was touched."),
     "policy_mismatch": "The memory manager policy changed: drain the node and delete the checkpoint, as kubelet requires.",
     "corrupt": "The checkpoint cannot be read: drain the node and delete it.",
     "unsupported_layout": "This checkpoint layout cannot be rewritten safely by this version: drain the node and delete the checkpoint.",

@@ -40,7 +40,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts i
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 
 __all__ = ["reader_arguments", "known_versions", "versions_seen", "reader_program", "reader_answer", "module_answer", "escaped", "assess",
-           "rule_for", "learned_rules", "remembered", "NotRead", "MalformedAnswer", "MAX_ANSWER_BYTES", "MAX_LEARNED", "MAX_VERSIONS"]
+           "rule_for", "missed_together", "learned_rules", "remembered", "NotRead", "MalformedAnswer", "MAX_ANSWER_BYTES", "MAX_LEARNED", "MAX_VERSIONS"]
 
 # An answer is the reader's content budget, JSON-escaped, and its paths and records: more was not sent by the reader.
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
@@ -179,6 +179,17 @@ def rule_for(missing: NotRead) -> Dict[str, Any]:
 
 
 _LEARNED = re.compile(r"^(stat|list|read|raw|version) (/.*)$")
+# kubelet's checkpoints live side by side in its root dir, and the probe reads both: a root dir the plan did not know
+# (a path built from a variable) is learned for both at once, in one more read rather than two.
+STATE_FILES = ("memory_manager_state", "cpu_manager_state")
+
+
+def missed_together(missing: NotRead) -> List[NotRead]:
+    """``missing`` and, for one of kubelet's checkpoints, the other one beside it."""
+    directory, name = posixpath.split(missing.key)
+    if missing.how != "raw" or name not in STATE_FILES:
+        return [missing]
+    return [NotRead(posixpath.join(directory, sibling), "raw") for sibling in STATE_FILES]
 
 
 def remembered(missing: NotRead) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "quantity_format",
     "to_byte_quantity",
     "converts_to_int64",
+    "parse_milli_quantity",
 ]
 
 BINARY_SI = "BinarySI"
@@ -95,6 +96,27 @@ def parse_quantity(value: object, allow_negative: bool = False) -> int:
     if abs(whole) > _MAX_BYTES:
         raise QuantityError("quantity %r does not fit in 64 bits" % (value,))
     return whole
+
+
+def parse_milli_quantity(value: object) -> int:
+    """Thousandths of a quantity (``"500m"`` -> 500, ``"1.5"`` -> 1500), rounded up as ``Quantity.MilliValue()``:
+    what kubelet reserves of ``cpu``."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise QuantityError("a cpu quantity must be a number or a string, got %s" % kind_of(value))
+    return _milli_of_text(str(value))
+
+
+def _milli_of_text(value: str) -> int:
+    match = _QUANTITY.match(value.strip())
+    if not match or len(value) > 64:
+        raise QuantityError("%r is not a Kubernetes quantity (examples: 1, 500m, 1.5)" % (value,))
+    numerator, denominator = _exact_value(match)
+    if numerator < 0:
+        raise QuantityError("quantity %r is negative" % (value,))
+    milli = -((-numerator * 1000) // denominator)
+    if milli > INT64_MAX:
+        raise QuantityError("quantity %r does not fit in 64 bits" % (value,))
+    return milli
 
 
 def format_binary_quantity(num_bytes: int) -> str:

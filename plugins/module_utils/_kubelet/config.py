@@ -52,6 +52,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.layers
     _apply_layers,
     _apply_overrides,
     _Builder,
+    cpu_manager_settings,
     defaulted_config_file,
     drift_tolerance,
     effective_gates,
@@ -260,4 +261,5 @@ def load_kubelet_settings(
         release=release,
         rules_release=judged_at,
         feature_gates=effective_gates(layers, parsed),
+        cpu=cpu_manager_settings(layers, parsed),
     )

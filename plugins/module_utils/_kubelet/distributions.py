@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import NodeFiles, node_join
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import KUBELET_FOLLOWS
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import STATE_FILE_NAME
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_STATE_FILE_NAME, STATE_FILE_NAME
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.systemd import (
     UNIT_FOLLOWS,
@@ -91,6 +91,7 @@ DISCOVERY_READS: Tuple[Dict[str, Any], ...] = tuple(
         {"stat": EKS_BOOTSTRAP},
         {"version": KUBEADM_PROGRAM},
         {"read": node_join(DEFAULT_ROOT_DIR, STATE_FILE_NAME), "raw": True},
+        {"read": node_join(DEFAULT_ROOT_DIR, CPU_STATE_FILE_NAME), "raw": True},
     ]
 ) + WRAPPED_READS
 

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.reserved import parse_reserved_memory_flag
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import UNKNOWN, KubeletRelease, release_key, split_releases
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import STATE_FILE_NAME, KubeletFlags, go_quote
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_STATE_FILE_NAME, STATE_FILE_NAME, KubeletFlags, go_quote
 
 __all__ = [
     "REMOVED_FLAGS",
@@ -44,6 +44,9 @@ _VALUE_FLAGS = (
     "kube-reserved",
     "eviction-hard",
     "feature-gates",
+    "cpu-manager-policy",
+    "cpu-manager-policy-options",
+    "reserved-cpus",
     "v",
 )
 
@@ -98,7 +101,8 @@ def path_flag(names: str) -> str:
 KUBELET_FOLLOWS: Dict[str, Dict[str, Any]] = {
     "kubelet-config": {"pattern": path_flag("--config"), "then": [{"read": "{}", "follow": []}]},
     "kubelet-config-dir": {"pattern": path_flag("--config-dir"), "then": [{"walk": "{}", "follow": []}]},
-    "kubelet-root-dir": {"pattern": path_flag("--root-dir"), "then": [{"read": "{}/" + STATE_FILE_NAME, "raw": True}]},
+    "kubelet-root-dir": {"pattern": path_flag("--root-dir"),
+                         "then": [{"read": "{}/" + STATE_FILE_NAME, "raw": True}, {"read": "{}/" + CPU_STATE_FILE_NAME, "raw": True}]},
 }
 
 
@@ -209,6 +213,9 @@ def parse_kubelet_flags(args: Sequence[str], origins: Optional[Sequence[str]] = 
         kube_reserved=values.get("kube-reserved"),
         eviction_hard=values.get("eviction-hard"),
         feature_gates=values.get("feature-gates"),
+        cpu_policy=values.get("cpu-manager-policy"),
+        cpu_policy_options=values.get("cpu-manager-policy-options"),
+        reserved_cpus=values.get("reserved-cpus"),
         origins=flag_origins,
         problems=tuple(problems),
     )
@@ -219,7 +226,7 @@ def _apply_flag(values: Dict[str, Any], name: str, value: str) -> None:
         if value == "":
             return  # ReservedMemoryVar.Set("") leaves the target alone
         values[name] = values.get(name, ()) + parse_reserved_memory_flag(value)
-    elif name in ("system-reserved", "kube-reserved"):
+    elif name in ("system-reserved", "kube-reserved", "cpu-manager-policy-options"):
         values[name] = {**values.get(name, {}), **parse_key_value_flag(value)}
     elif name == "eviction-hard":
         values[name] = {**values.get(name, {}), **parse_eviction_hard_flag(value)}

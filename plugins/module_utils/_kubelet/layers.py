@@ -28,6 +28,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settin
     MEMORY_AVAILABLE,
     POLICY_NONE,
     POLICY_STATIC,
+    CPU_POLICY_NONE,
+    CpuManagerSettings,
     KubeletFlags,
     MemoryReservation,
 )
@@ -40,12 +42,13 @@ __all__ = [
     "merge_dropin",
     "drift_tolerance",
     "effective_gates",
+    "cpu_manager_settings",
 ]
 
 
 # The KubeletConfiguration fields the memory manager depends on.
-MAP_FIELDS = ("systemReserved", "kubeReserved", "evictionHard", "featureGates", "memoryManagerPolicyOptions")
-WHOLE_FIELDS = ("memoryManagerPolicy", "reservedMemory", "mergeDefaultEvictionSettings")
+MAP_FIELDS = ("systemReserved", "kubeReserved", "evictionHard", "featureGates", "memoryManagerPolicyOptions", "cpuManagerPolicyOptions")
+WHOLE_FIELDS = ("memoryManagerPolicy", "reservedMemory", "mergeDefaultEvictionSettings", "cpuManagerPolicy", "reservedSystemCPUs")
 # v1beta1 DefaultEvictionHard (pkg/kubelet/apis/config/v1beta1/defaults_linux.go).
 DEFAULT_EVICTION_HARD = {
     MEMORY_AVAILABLE: DEFAULT_EVICTION_HARD_MEMORY,
@@ -224,3 +227,40 @@ def drift_tolerance(layers: ConfigLayers, flags: KubeletFlags, policy: str) -> O
     option = options.get(DRIFT_TOLERANCE_OPTION, "auto") if isinstance(options, Mapping) else "auto"
     option = str(option).strip()
     return None if option == "off" else option
+
+
+# --------------------------------------------------------------------------- the CPU manager's fields
+
+
+def _text(value: object) -> Optional[str]:
+    return None if value is None else value if isinstance(value, str) else str(value)
+
+
+def _cpu_of(resources: object) -> Optional[str]:
+    return _text(resources.get("cpu")) if isinstance(resources, Mapping) else None
+
+
+def cpu_manager_settings(layers: ConfigLayers, flags: KubeletFlags) -> CpuManagerSettings:
+    """The CPU manager's fields: the configuration's layers, the command line's flags over them
+    (``kubeletConfigFlagPrecedence``: a map flag's keys replace the configuration's map)."""
+    document = layers.document
+    sources = {"policy": layers.source_of("cpuManagerPolicy"), "options": layers.source_of("cpuManagerPolicyOptions"),
+               "reserved_system_cpus": layers.source_of("reservedSystemCPUs"),
+               "system_reserved_cpu": layers.source_of("systemReserved", ["cpu"]), "kube_reserved_cpu": layers.source_of("kubeReserved", ["cpu"])}
+    policy = _text(document.get("cpuManagerPolicy")) or CPU_POLICY_NONE
+    options = document.get("cpuManagerPolicyOptions")
+    options = {str(key): _text(value) or "" for key, value in options.items()} if isinstance(options, Mapping) else {}
+    reserved = _text(document.get("reservedSystemCPUs")) or ""
+    system_cpu, kube_cpu = _cpu_of(document.get("systemReserved")), _cpu_of(document.get("kubeReserved"))
+    for name, value in (("cpu-manager-policy", flags.cpu_policy), ("reserved-cpus", flags.reserved_cpus)):
+        if value is not None:
+            sources["policy" if name == "cpu-manager-policy" else "reserved_system_cpus"] = flags.origins[name]
+    policy = flags.cpu_policy if flags.cpu_policy is not None else policy
+    reserved = flags.reserved_cpus if flags.reserved_cpus is not None else reserved
+    if flags.cpu_policy_options is not None:
+        options, sources["options"] = dict(flags.cpu_policy_options), flags.origins["cpu-manager-policy-options"]
+    if flags.system_reserved is not None:
+        system_cpu, sources["system_reserved_cpu"] = flags.system_reserved.get("cpu"), flags.origins["system-reserved"]
+    if flags.kube_reserved is not None:
+        kube_cpu, sources["kube_reserved_cpu"] = flags.kube_reserved.get("cpu"), flags.origins["kube-reserved"]
+    return CpuManagerSettings(policy, options, reserved, system_cpu, kube_cpu, sources)

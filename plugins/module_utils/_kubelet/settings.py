@@ -34,6 +34,9 @@ __all__ = [
     "MemoryReservation",
     "KubeletFlags",
     "KubeletSettings",
+    "CpuManagerSettings",
+    "CPU_POLICY_NONE",
+    "CPU_POLICY_STATIC",
     "go_quote",
     "is_memory_resource",
 ]
@@ -44,8 +47,12 @@ POLICY_BEST_EFFORT = "BestEffort"
 # The resources --system-reserved / --kube-reserved accept (cmd/kubelet/app/server.go parseResourceList).
 RESERVABLE_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pid")
 
+CPU_POLICY_NONE = "none"  # v1beta1 SetDefaults_KubeletConfiguration: "" -> none
+CPU_POLICY_STATIC = "static"
+
 DEFAULT_ROOT_DIR = "/var/lib/kubelet"
 STATE_FILE_NAME = "memory_manager_state"
+CPU_STATE_FILE_NAME = "cpu_manager_state"  # cpumanager.cpuManagerStateFileName: read beside it
 # Kubelet's DefaultEvictionHard; only the memory signal matters for Node Allocatable memory.
 DEFAULT_EVICTION_HARD_MEMORY = "100Mi"
 MEMORY_AVAILABLE = "memory.available"
@@ -103,8 +110,24 @@ class KubeletFlags(Record, frozen=True):
     kube_reserved: Optional[Dict[str, str]] = None
     eviction_hard: Optional[Dict[str, str]] = None
     feature_gates: Optional[Dict[str, bool]] = None
+    cpu_policy: Optional[str] = None
+    cpu_policy_options: Optional[Dict[str, str]] = None
+    reserved_cpus: Optional[str] = None
     origins: Dict[str, str] = factory(dict)
     problems: Tuple[str, ...] = ()
+
+
+class CpuManagerSettings(Record, frozen=True):
+    """What kubelet's CPU manager is built from: ``cpuManagerPolicy``, ``cpuManagerPolicyOptions``,
+    ``reservedSystemCPUs`` (``""``: kubelet picks the reserved CPUs itself) and the ``cpu`` of system-reserved and
+    kube-reserved as written (None when not set); ``sources``: field -> where it came from."""
+
+    policy: str = CPU_POLICY_NONE
+    options: Dict[str, str] = factory(dict)
+    reserved_system_cpus: str = ""
+    system_reserved_cpu: Optional[str] = None
+    kube_reserved_cpu: Optional[str] = None
+    sources: Dict[str, str] = factory(dict)
 
 
 class KubeletSettings(Record, frozen=True):
@@ -140,3 +163,4 @@ class KubeletSettings(Record, frozen=True):
     release: KubeletRelease = UNKNOWN
     rules_release: KubeletRelease = UNKNOWN
     feature_gates: Dict[str, bool] = factory(dict)
+    cpu: CpuManagerSettings = CpuManagerSettings()

@@ -21,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_fi
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import FOLLOWED_PATH, KUBELET_FOLLOWS, path_flag
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.plan_reader import filled
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import STATE_FILE_NAME
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_STATE_FILE_NAME, STATE_FILE_NAME
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.unitfile import Arg
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.launch import (
     KubeletLaunch,
@@ -97,7 +97,8 @@ WRAPPED_FOLLOWS: Dict[str, Dict[str, Any]] = {
     "kubelet-arg-config-dir": {"pattern": r"(?<![\w.-])config-dir=" + FOLLOWED_PATH, "then": KUBELET_FOLLOWS["kubelet-config-dir"]["then"]},
     "kubelet-arg-root-dir": {"pattern": r"(?<![\w.-])root-dir=" + FOLLOWED_PATH, "then": KUBELET_FOLLOWS["kubelet-root-dir"]["then"]},
     "k0s-data-dir": {"pattern": path_flag("--data-dir"),
-                     "then": [{"read": "{}/" + K0S_LEGACY_CONFIG, "follow": []}, {"read": "{}/kubelet/" + STATE_FILE_NAME, "raw": True}]},
+                     "then": [{"read": "{}/" + K0S_LEGACY_CONFIG, "follow": []}, {"read": "{}/kubelet/" + STATE_FILE_NAME, "raw": True},
+                              {"read": "{}/kubelet/" + CPU_STATE_FILE_NAME, "raw": True}]},
     "k0s-kubelet-root-dir": {"pattern": path_flag("--kubelet-root-dir"), "then": KUBELET_FOLLOWS["kubelet-root-dir"]["then"]},
 }
 _RANCHER_FOLLOW = ("rancher-config-file", "rancher-data-dir", "kubelet-arg-config", "kubelet-arg-config-dir", "kubelet-arg-root-dir")

@@ -15,6 +15,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.che
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import Block, CheckpointFields, ERAS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, checkpoint_era
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.causes import NodeDrift
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import CpuAssessment
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.machine_state import MEMORY, count_blocks
@@ -195,7 +197,36 @@ def assessment_facts(result: ProbeResult) -> Dict[str, Any]:
         "history": dict(result.history),
         "node_problems": list(node.problems),
         "eras": list(ERAS),
+        "cpu": cpu_manager_view(assessment.cpu),
         "summary": summary_line(assessment),
+    }
+
+
+def _cpus(cpus: Any) -> Optional[str]:
+    return None if cpus is None else format_cpuset(cpus)
+
+
+def cpu_manager_view(cpu: Optional[CpuAssessment]) -> Optional[Dict[str, Any]]:
+    """The CPU manager's part of the node (kubelet starts it before the memory manager): its class, the verdict it asks
+    for, kubelet's stage and error text, the CPUs online, recorded and reserved, the pods named."""
+    if cpu is None:
+        return None
+    start = cpu.start
+    state = start.state if start else None
+    return {
+        "class": cpu.cls,
+        "verdict": cpu.verdict,
+        "message": cpu.message,
+        "release": start.release if start else None,
+        "stage": start.stage if start else None,
+        "error": start.error if start else None,
+        "online": _cpus(start.online) if start else None,
+        "recorded": _cpus(cpu.recorded),
+        "default": state.default_text if state else None,
+        "reserved": _cpus(start.reserved) if start else None,
+        "layout": state.layout if state else None,
+        "pods": list(cpu.pods),
+        "rederived_default": _cpus(cpu.rederived_default),
     }
 
 

@@ -36,7 +36,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.causes 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.iomem import auto_bound_bytes
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes, parse_quantity
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, replace
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import CpuAssessment
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, TOLERATED, UNTESTED, VERDICTS, remediate_advice
 
 __all__ = [
@@ -71,6 +72,15 @@ _ADVICE = {
     "bound_unknown": "run the probe as root (so /proc/iomem shows addresses) or pass drift_bound, e.g. 128Mi",
     "drift_exceeds_bound": "a real capacity change: check the DIMMs/VM size, then drain and remove the checkpoint",
     "assignments_do_not_fit": "a pod would lose memory: drain the node and remove the checkpoint (state: absent)",
+    "cpu_manager_unknown": "nothing was touched: kubelet's CPU manager (started before the memory manager) could not be judged; "
+    "fix what the causes name (the online CPUs under /sys/devices/system/cpu, the CPU manager's options), then probe again",
+    "cpu_manager_refuses": "nothing was touched, and repairing memory_manager_state alone would not start kubelet: its CPU manager "
+    "refuses cpu_manager_state; evict the pods named (or drain the node), then remove cpu_manager_state, as kubelet's error says",
+    "cpu_default_set_stale": "nothing was touched: kubelet's CPU manager refuses cpu_manager_state, whose defaultCpuSet alone is "
+    "stale (every exclusive entry could be kept); this collection does not rewrite cpu_manager_state yet: drain the node and "
+    "remove cpu_manager_state, or wait for the CPU repair",
+    "cpu_checkpoint_untrusted": "nothing was touched: kubelet would start, but cpu_manager_state cannot be trusted (the causes say "
+    "why); drain the node and remove cpu_manager_state before repairing anything",
 }
 
 
@@ -88,6 +98,7 @@ class Assessment(Record, frozen=True):
     nodes: Tuple[NodeDrift, ...]
     report: Optional[CheckpointReport]
     plan: Optional[RepairPlan]
+    cpu: Optional[CpuAssessment] = None
 
     @property
     def repairable(self) -> bool:
@@ -168,9 +179,27 @@ def _tolerated(causes: List[Cause]) -> List[Cause]:
 
 
 def assess(
+    raw: Optional[bytes], node: NodeFacts, settings: KubeletSettings, bound_option: str = "auto", cpu: Optional[CpuAssessment] = None
+) -> Assessment:
+    """Decide, for one node, what kubelet would do and what a repair may do; ``cpu``: the CPU manager's part, which
+    kubelet meets first (one verdict covers both managers)."""
+    return with_cpu_manager(_assess_memory(raw, node, settings, bound_option), cpu)
+
+
+def with_cpu_manager(memory: Assessment, cpu: Optional[CpuAssessment]) -> Assessment:
+    """The node's verdict over both managers: a CPU-manager cause comes first in the order (kubelet starts the CPU
+    manager before the memory manager and exits on its error), so the node is repairable only when the CPU manager
+    starts as it is; no repair plan then."""
+    if cpu is None or cpu.verdict is None or memory.verdict == "kubelet_config_unknown":
+        return replace(memory, cpu=cpu)
+    causes = (Cause(cpu.verdict, cpu.message),) + memory.causes
+    verdict = _first_verdict(list(causes))
+    return replace(memory, verdict=verdict, causes=causes, plan=memory.plan if verdict == memory.verdict else None, cpu=cpu)
+
+
+def _assess_memory(
     raw: Optional[bytes], node: NodeFacts, settings: KubeletSettings, bound_option: str = "auto"
 ) -> Assessment:
-    """Decide, for one node, what kubelet would do and what a repair may do."""
     bound, source = resolve_bound(bound_option, node)
     unknown = _config_unknown(settings, bound, source)
     if unknown:

@@ -14,6 +14,7 @@ __all__ = [
     "VERDICTS",
     "REPAIRABLE",
     "TOLERATED",
+    "CPU_VERDICTS",
     "UNTESTED",
     "NOTHING_TO_DO",
     "REMEDIATE_PLAYBOOK",
@@ -25,6 +26,11 @@ VERDICTS = (
     "kubelet_config_unknown",
     "kubelet_release_untested",
     "kubelet_config_rejected",
+    # kubelet starts the CPU manager before the memory manager: its refusal is met first.
+    "cpu_manager_unknown",
+    "cpu_manager_refuses",
+    "cpu_default_set_stale",
+    "cpu_checkpoint_untrusted",
     "no_checkpoint",
     "corrupt",
     "unsupported_layout",
@@ -39,6 +45,7 @@ VERDICTS = (
     "drift_within_bound",
     "kubelet_tolerates",
 )
+CPU_VERDICTS = ("cpu_manager_unknown", "cpu_manager_refuses", "cpu_default_set_stale", "cpu_checkpoint_untrusted")
 REPAIRABLE = "drift_within_bound"
 TOLERATED = "kubelet_tolerates"
 UNTESTED = "kubelet_release_untested"

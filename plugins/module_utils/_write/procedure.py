@@ -94,7 +94,7 @@ def _bound_option(assessment: Assessment) -> str:
 
 
 def _reassess(result: ProbeResult, raw: Optional[bytes]) -> Assessment:
-    return assess(raw, result.node, result.settings, _bound_option(result.assessment))
+    return assess(raw, result.node, result.settings, _bound_option(result.assessment), result.cpu)
 
 
 def _clean_stale(directories: List[str]) -> Tuple[str, ...]:

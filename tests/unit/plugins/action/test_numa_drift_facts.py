@@ -117,7 +117,8 @@ def test_a_path_built_from_a_variable_is_read_once_more_then_remembered(tmp_path
     assert result["numa_drift"]["checkpoint"]["path"] == root + "/data/kubelet/memory_manager_state"
     assert result["numa_drift"]["verdict"] == "drift_within_bound"
     learned = result["ansible_facts"][action.LEARNED_FACT]
-    assert learned == ["raw /data/kubelet/memory_manager_state"]
+    # Both of kubelet's checkpoints in that root dir, learned in the one more read.
+    assert learned == ["raw /data/kubelet/memory_manager_state", "raw /data/kubelet/cpu_manager_state"]
     again, runs = run(root, task_vars={action.LEARNED_FACT: learned}, pipelining=pipelining)
     assert len(runs) == 1 and again["numa_drift"] == result["numa_drift"] and "ansible_facts" not in again
 

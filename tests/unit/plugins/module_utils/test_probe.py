@@ -57,6 +57,8 @@ def test_the_read_plan_declares_what_the_probe_reads_and_the_options_name():
     assert set(verbs) == {"read", "list", "walk", "stat", "version"}
     assert {"read": "/sys/devices/system/node/node*/{meminfo,cpulist}", "raw": True} in rules
     assert {"read": "/var/lib/kubelet/memory_manager_state", "raw": True} in rules
+    assert {"read": "/var/lib/kubelet/cpu_manager_state", "raw": True} in rules
+    assert {"read": "/sys/devices/system/cpu/cpu[0-9]*/topology/{core_id,physical_package_id}", "raw": True} in rules
     for rule in rules:
         assert set(rule.get("follow", ())) <= set(follows), rule
     for spec in follows.values():
@@ -69,8 +71,10 @@ def test_the_read_plan_declares_what_the_probe_reads_and_the_options_name():
         {"read": "/etc/k/config.yaml", "literal": True},
         {"walk": "/etc/k/conf.d", "literal": True},
         {"read": "/data/kubelet/memory_manager_state", "raw": True, "literal": True},
+        {"read": "/data/kubelet/cpu_manager_state", "raw": True, "literal": True},
         {"read": "/etc/x.yaml", "follow": [], "literal": True},
         {"read": "/srv/kubelet/memory_manager_state", "raw": True, "follow": ["kubelet-config", "kubelet-config-dir", "kubelet-root-dir"], "literal": True},
+        {"read": "/srv/kubelet/cpu_manager_state", "raw": True, "follow": ["kubelet-config", "kubelet-config-dir", "kubelet-root-dir"], "literal": True},
     ]
 
 

@@ -207,7 +207,8 @@ def test_stale_temp_files_of_ours_are_removed_by_the_next_write(run, tmp_path):
     os.makedirs(backups)
     ours = [os.path.join(kubelet_dir, ".memory_manager_state.nodeops-numa-drift.k2j4_x9a.tmp"),
             os.path.join(backups, ".memory_manager_state.20261202T101500Z.before-repair.nodeops-numa-drift.abcdefgh.tmp")]
-    foreign = [os.path.join(kubelet_dir, ".memory_manager_state.tmp1234"), os.path.join(kubelet_dir, "cpu_manager_state"),
+    # (cpu_manager_state is kubelet's other checkpoint, which the probe judges: a stale temp file of kubelet's name instead)
+    foreign = [os.path.join(kubelet_dir, ".memory_manager_state.tmp1234"), os.path.join(kubelet_dir, ".cpu_manager_state.tmp5678"),
                os.path.join(backups, "notes.nodeops-numa-drift.abc.tmp")]
     for path in ours + foreign:
         with open(path, "wb") as handle:

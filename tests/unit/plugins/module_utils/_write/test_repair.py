@@ -134,3 +134,42 @@ def test_an_in_sync_node_is_left_as_it_is(tmp_path):
     outcome = repair.repair_node(probe(HostFiles(root)))
     assert (outcome.changed, outcome.action, outcome.verdict_after) == (False, "none", "in_sync")
     assert tree_snapshot(root) == before
+
+
+def _with_cpu_manager(root, online, default, entries):
+    """A static CPU manager beside the memory drift: 2 sockets x 4 cores x 2 threads, one NUMA node per socket."""
+    from ansible_collections.nodeops.numa_drift.tests.support import cputree  # pylint: disable=import-outside-toplevel
+
+    config_path = os.path.join(root, "var/lib/kubelet/config.yaml")
+    config = json.loads(read(config_path))
+    config.update(cpuManagerPolicy="static", kubeReserved=dict(config.get("kubeReserved") or {}, cpu="1"))
+    with open(config_path, "w", encoding="utf-8") as handle:
+        json.dump(config, handle)
+    cputree.add_cpu_topology(root, cputree.machine(sockets=2, cores_per_socket=4, threads_per_core=2), online)
+    cputree.write_cpu_checkpoint(root, cputree.cpu_checkpoint_v2("static", default, entries))
+
+
+@pytest.mark.parametrize("online, default, verdict", [
+    ([cpu for cpu in range(16) if cpu != 10], "0-1,3-9,11-15", "cpu_manager_refuses"),  # the pod's CPU 10 went offline
+    (list(range(16)), "0-1,3-5,8-9,11-13", "cpu_default_set_stale"),  # CPUs 6,7,14,15 recorded nowhere
+])
+def test_a_memory_repair_is_refused_while_the_cpu_manager_would_refuse_and_both_files_stay(tmp_path, online, default, verdict):
+    """kubelet starts the CPU manager first: a memory-only repair would not bring kubelet back, so nothing is written."""
+    root = drifted(tmp_path)
+    _with_cpu_manager(root, online, default, {"pod-a": {"app": "2,10"}})
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    assert result.assessment.verdict == verdict and not result.assessment.repairable and result.assessment.plan is None
+    assert "drift_within_bound" in [cause.verdict for cause in result.assessment.causes]  # the memory drift is still listed
+    before = tree_snapshot(root)
+    outcome = repair.repair_node(result)
+    assert (outcome.changed, outcome.action) == (False, "refused")
+    assert outcome.message.startswith("refusing to repair %s: verdict %s: " % (result.path, verdict))
+    assert tree_snapshot(root) == before
+
+
+def test_a_memory_repair_goes_ahead_when_the_cpu_manager_starts(tmp_path):
+    root = drifted(tmp_path)
+    _with_cpu_manager(root, list(range(16)), "0-1,3-9,11-15", {"pod-a": {"app": "2,10"}})
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    assert (result.cpu.cls, result.assessment.verdict) == ("in_sync", "drift_within_bound")
+    assert repair.repair_node(result).after.verdict == "in_sync"

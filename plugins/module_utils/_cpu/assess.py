@@ -1,0 +1,209 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The CPU manager's part of a node's verdict: what kubelet's CPU manager does, and what class of state that is.
+
+:func:`assess_cpu_manager` runs :func:`_cpu.start.cpu_manager_start` at the release whose rules judge the node (at
+every supported release when it is unknown: the first that refuses speaks), then classes the state:
+
+* nothing to do: ``in_sync`` (kubelet starts with the file as it is), ``no_checkpoint`` (kubelet writes one),
+  ``not_static`` (policy ``none`` and kubelet restores the file);
+* the repairable class, where kubelet refuses and only ``defaultCpuSet`` is stale (re-deriving it keeps every
+  entry and kubelet's own rules pass on the result): ``cpus_unrecorded`` (online CPUs the file records nowhere:
+  the online set grew, or a torn two-step write leaked them), ``shared_cpus_offline`` (only CPUs of the shared pool
+  went away). This collection does not rewrite ``cpu_manager_state`` yet: verdict ``cpu_default_set_stale``;
+* refused (verdict ``cpu_manager_refuses``): ``assigned_cpu_offline``, ``reserved_overlaps_assignment``,
+  ``config_changed`` (policy, options or reserved CPUs), ``default_overlaps_assignment``, ``no_shared_cpu_left``
+  (strict-cpu-reservation with every unreserved CPU assigned, kubernetes#141196), ``corrupt`` (checksum, broken
+  ``data``, unparsable), ``kubelet_config_refused`` (kubelet fails before it reads the file);
+* untrusted although kubelet may start (verdict ``cpu_checkpoint_untrusted``, or ``cpu_manager_refuses`` where
+  kubelet refuses it too): ``cpu_claimed_twice``, ``checksum_zero``, ``unsupported_layout``;
+* ``unknown`` (verdict ``cpu_manager_unknown``): the CPUs could not be read, or kubelet's start is not modelled.
+
+Pure, stdlib only, Python >= 3.9.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CpuState, assigned_cpus
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.start import CpuStart, cpu_manager_start
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_STATIC, KubeletSettings
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
+
+__all__ = ["NOTHING_TO_DO_CLASSES", "STALE_CLASSES", "UNTRUSTED_CLASSES", "CpuAssessment", "assess_cpu_manager", "verdict_of"]
+
+NOTHING_TO_DO_CLASSES = ("in_sync", "no_checkpoint", "not_static")
+STALE_CLASSES = ("cpus_unrecorded", "shared_cpus_offline")
+UNTRUSTED_CLASSES = ("cpu_claimed_twice", "checksum_zero", "unsupported_layout")
+
+
+class CpuAssessment(Record, frozen=True):
+    """The CPU manager's part: its ``cls``, the node ``verdict`` it asks for (None: nothing to do), what kubelet does
+    (``start``), a one-line ``message``, the pods it names, and the default set re-derived (the repairable class)."""
+
+    cls: str
+    verdict: Optional[str]
+    message: str
+    start: Optional[CpuStart]
+    pods: Tuple[str, ...] = ()
+    rederived_default: Optional[FrozenSet[int]] = None
+    problems: Tuple[str, ...] = ()
+
+    @property
+    def recorded(self) -> Optional[FrozenSet[int]]:
+        state = self.start.state if self.start else None
+        return None if state is None else state.default | assigned_cpus(state)
+
+
+def verdict_of(cls: str, kubelet_starts: bool) -> Optional[str]:
+    """The node verdict a class asks for (docs/modules.md, Verdicts)."""
+    if cls in NOTHING_TO_DO_CLASSES:
+        return None
+    if cls == "unknown":
+        return "cpu_manager_unknown"
+    if cls in STALE_CLASSES:
+        return "cpu_default_set_stale"
+    if cls in UNTRUSTED_CLASSES and kubelet_starts:
+        return "cpu_checkpoint_untrusted"
+    return "cpu_manager_refuses"
+
+
+# --------------------------------------------------------------------------- the classes, one predicate each
+
+
+def pods_holding(state: CpuState, cpus: FrozenSet[int]) -> Tuple[str, ...]:
+    return tuple(sorted(pod for pod, containers in state.entries.items() if any(held & cpus for held in containers.values())))
+
+
+def cpus_claimed_twice(state: CpuState) -> FrozenSet[int]:
+    """CPUs held by two different pods (kubelet never compares entries: only corruption makes this)."""
+    owners: Dict[int, set] = {}
+    for pod, containers in state.entries.items():
+        for cpus in containers.values():
+            for cpu in cpus:
+                owners.setdefault(cpu, set()).add(pod)
+    return frozenset(cpu for cpu, pods in owners.items() if len(pods) > 1)
+
+
+def rederive_default(start: CpuStart, state: CpuState) -> FrozenSet[int]:
+    """The only derived field, from the facts: online - assigned; under strict-cpu-reservation, less reserved too."""
+    available = start.online - start.reserved if start.strict else start.online
+    return available - assigned_cpus(state)
+
+
+def _reserved_config_changed(start: CpuStart, state: CpuState, explicit: bool, unrecorded: FrozenSet[int], gone: FrozenSet[int]) -> bool:
+    """Reserved CPUs misplaced in the file not because the online set moved kubelet's own pick: strict-cpu-reservation
+    turned on or off, or ``reservedSystemCPUs`` changed."""
+    if start.strict:
+        misplaced = bool(start.reserved & state.default)
+    else:
+        misplaced = not start.reserved <= state.default
+    if not misplaced:
+        return False
+    return explicit or not (unrecorded - start.reserved or gone)
+
+
+def _drift_class(start: CpuStart, state: CpuState, explicit_reserved: bool) -> Tuple[str, Tuple[str, ...], Optional[FrozenSet[int]]]:
+    """``(class, pods named, re-derived default)`` of a file kubelet's validateState refuses."""
+    assigned = assigned_cpus(state)
+    recorded = state.default | assigned
+    gone = recorded - start.online
+    unrecorded = start.online - recorded - (start.reserved if start.strict else frozenset())
+    if assigned & gone:
+        return "assigned_cpu_offline", pods_holding(state, assigned & gone), None
+    if assigned & start.reserved:
+        return "reserved_overlaps_assignment", pods_holding(state, assigned & start.reserved), None
+    if _reserved_config_changed(start, state, explicit_reserved, unrecorded, gone):
+        return "config_changed", (), None
+    if state.default & assigned:
+        return "default_overlaps_assignment", pods_holding(state, state.default & assigned), None
+    default = rederive_default(start, state)
+    if rules.validate_state(start.online, start.reserved, start.strict, default, state.entries):
+        return "no_shared_cpu_left", (), None
+    return ("shared_cpus_offline" if gone else "cpus_unrecorded"), (), default
+
+
+def _class_of(start: CpuStart, cpu_explicit: bool) -> Tuple[str, Tuple[str, ...], Optional[FrozenSet[int]]]:
+    if start.stage == "unknown":
+        return ("unsupported_layout" if not start.restore_modelled else "unknown"), (), None
+    if start.stage == "construct":
+        return "kubelet_config_refused", (), None
+    if start.stage == "restore":
+        return ("config_changed" if "differs from state checkpoint policy" in (start.error or "") else "corrupt"), (), None
+    state = start.state
+    if state is None:
+        return "no_checkpoint", (), None
+    twice = cpus_claimed_twice(state)
+    if twice:
+        return "cpu_claimed_twice", pods_holding(state, twice), None
+    if state.checksum_zero:
+        return "checksum_zero", (), None
+    if start.started:
+        return ("in_sync" if state.policy_name == CPU_POLICY_STATIC else "not_static"), (), None
+    return _drift_class(start, state, cpu_explicit)
+
+
+_WHAT = {
+    "in_sync": "kubelet's CPU manager starts with %(file)s as it is",
+    "no_checkpoint": "no %(file)s: kubelet's CPU manager writes one",
+    "not_static": "cpuManagerPolicy none: kubelet's CPU manager restores %(file)s as it is",
+    "cpus_unrecorded": "only defaultCpuSet is stale: online CPUs %(unrecorded)s are recorded nowhere (the online set grew, or a torn "
+                       "two-step write leaked them); re-deriving defaultCpuSet as %(rederived)s keeps every entry, but this collection "
+                       "does not rewrite %(file)s yet",
+    "shared_cpus_offline": "only defaultCpuSet is stale: CPUs %(gone)s of the shared pool are offline; re-deriving defaultCpuSet as "
+                           "%(rederived)s keeps every entry, but this collection does not rewrite %(file)s yet",
+    "assigned_cpu_offline": "assigned CPUs %(gone)s are offline or gone: pods %(pods)s lost exclusive CPUs",
+    "reserved_overlaps_assignment": "reserved CPUs %(reserved)s overlap the exclusive CPUs of pods %(pods)s",
+    "config_changed": "the CPU manager's configuration changed since %(file)s was written (policy, options or reserved CPUs)",
+    "default_overlaps_assignment": "defaultCpuSet holds exclusive CPUs of pods %(pods)s",
+    "no_shared_cpu_left": "strict-cpu-reservation leaves no shared CPU once every entry is kept (kubernetes#141196)",
+    "corrupt": "%(file)s cannot be trusted: kubelet's restore refuses it",
+    "kubelet_config_refused": "kubelet's CPU manager refuses its configuration on this machine, whatever %(file)s holds",
+    "cpu_claimed_twice": "two pods claim the same CPUs (%(twice)s: pods %(pods)s): %(file)s cannot be trusted",
+    "checksum_zero": "%(file)s has \"checksum\": 0, which kubelet takes unverified: it cannot be trusted",
+    "unsupported_layout": "%(file)s is in a layout this collection does not read",
+    "unknown": "kubelet's CPU manager could not be judged",
+}
+
+
+def _message(cls: str, start: Optional[CpuStart], pods: Sequence[str], rederived: Optional[FrozenSet[int]], path: str, problems: Sequence[str]) -> str:
+    state = start.state if start else None
+    recorded = state.default | assigned_cpus(state) if state else frozenset()
+    online = start.online if start else frozenset()
+    values = {"file": path, "pods": ", ".join(pods), "rederived": '"%s"' % format_cpuset(rederived or ()),
+              "gone": format_cpuset(recorded - online), "reserved": format_cpuset(start.reserved if start else ()),
+              "unrecorded": format_cpuset(online - recorded - ((start.reserved if start and start.strict else frozenset()))),
+              "twice": format_cpuset(cpus_claimed_twice(state)) if state else ""}
+    text = _WHAT[cls] % values
+    said = "; ".join(list(problems) + ([start.error] if start and start.error else []))
+    if start and start.stage not in ("started", "unknown"):
+        text += "; kubelet %s (%s) says: %s" % (start.release, start.stage, said)
+    elif said:
+        text += ": " + said
+    return text
+
+
+def _releases(settings: KubeletSettings) -> Tuple[str, ...]:
+    release = settings.rules_release.release
+    return (release,) if release in SUPPORTED_RELEASES else SUPPORTED_RELEASES
+
+
+def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology], raw: Optional[bytes], path: str) -> CpuAssessment:
+    """The CPU manager's part of the node's verdict (``raw``: ``cpu_manager_state``'s bytes at ``path``, None: none)."""
+    cpu = settings.cpu
+    if cpu.policy != CPU_POLICY_STATIC and raw is None:
+        return CpuAssessment("not_static", None, "cpuManagerPolicy %s and no %s: nothing for the CPU manager to restore" % (cpu.policy, path), None)
+    if cpu.policy == CPU_POLICY_STATIC and (topology is None or not topology.known):
+        problems = tuple(topology.problems if topology else ("the online CPUs were not read",))
+        return CpuAssessment("unknown", "cpu_manager_unknown", _message("unknown", None, (), None, path, problems), None, problems=problems)
+    starts: List[CpuStart] = [cpu_manager_start(release, cpu, settings.feature_gates, topology or CpuTopology({}), raw, settings.root_dir)
+                              for release in _releases(settings)]
+    start = next((one for one in starts if not one.started), starts[0])
+    cls, pods, rederived = _class_of(start, bool(cpu.reserved_system_cpus))
+    return CpuAssessment(cls, verdict_of(cls, start.started), _message(cls, start, pods, rederived, path, ()), start, pods, rederived)

@@ -1,0 +1,232 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""``cpu_manager_state`` as the CPU manager's state package restores it, release by release.
+
+:func:`restore` is kubelet's ``stateCheckpoint.restoreState`` (pkg/kubelet/cm/cpumanager/state/state_checkpoint.go)
+up to the cpusets it parses: the layout the release reads (v1.34-v1.36: the top-level v2 fields; v1.37: the ``data``
+string of a v4 file, else the v2 fields), the checksum it verifies, the policy name, each cpuset. It says what kubelet
+restores, or the error kubelet's restore returns (``RestoreError.text``, kubelet's inner text), or that the file is in
+a layout this collection does not model (``RestoreError.modelled`` false: v1 entries keyed by container id, v3
+``podEntries``). Pure, stdlib only, Python >= 3.9.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, FrozenSet, Mapping, Union
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import UINT64_MAX, load_json
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import CpuSetError, parse_cpuset
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gospew import GoMap, GoPtr, GoScalar, GoStruct, deep_hash, fnv1a_32
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_STATE_FILE_NAME, go_quote
+
+__all__ = ["CPU_STATE_FILE_NAME", "MAX_CPU_STATE_BYTES", "CORRUPTED", "CpuState", "RestoreError", "restore", "v2_checksum", "data_checksum", "assigned_cpus"]
+
+MAX_CPU_STATE_BYTES = 4 * 1024 * 1024
+CORRUPTED = "checkpoint is corrupted"  # checkpointmanager/errors ErrCorruptCheckpoint
+Entries = Dict[str, Dict[str, str]]
+
+
+class CpuState(Record, frozen=True):
+    """What kubelet restored: the layout it read, the policy name, ``defaultCpuSet`` and the exclusive entries
+    (pod -> container -> CPUs), as text and as sets; ``checksum_zero``: the v2 checksum was 0, which kubelet takes
+    unverified ("compat with old file backend")."""
+
+    layout: str
+    policy_name: str
+    default_text: str
+    entries_text: Entries
+    default: FrozenSet[int]
+    entries: Dict[str, Dict[str, FrozenSet[int]]]
+    checksum_zero: bool
+
+
+class RestoreError(Record, frozen=True):
+    """Kubelet's restore refuses the file (``text``: its inner error), or the file is in a layout this collection
+    does not model (``modelled`` false: what kubelet does with it is not judged)."""
+
+    text: str
+    modelled: bool = True
+
+
+class _Parts(Record, frozen=True):
+    layout: str
+    policy_name: str
+    default: str
+    entries: Entries
+    checksum_zero: bool = False
+
+
+def v2_checksum(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]]) -> int:
+    """``CPUManagerCheckpointV2.VerifyChecksum``: FNV-1a 32 of ``dump.ForHash`` (go-spew ``%#v``) of the struct with
+    ``Checksum: 0``, under the legacy type name (checkpoint.go; ``entries`` is never nil: ``map[]`` when empty)."""
+    nested = [(pod, GoMap("map[string]string", [(name, GoScalar("string", cpus)) for name, cpus in containers.items()]))
+              for pod, containers in entries.items()]
+    fields = [("PolicyName", GoScalar("string", policy_name)), ("DefaultCPUSet", GoScalar("string", default)),
+              ("Entries", GoMap("map[string]map[string]string", nested)), ("Checksum", GoScalar("checksum.Checksum", 0))]
+    return deep_hash(GoPtr("state.CPUManagerCheckpoint", GoStruct("state.CPUManagerCheckpoint", fields)))
+
+
+def data_checksum(data: str) -> int:
+    """v1.37's ``dataChecksum``: ``checksum.New(cp.Data)``, go-spew's ``(string)`` and the string's raw bytes."""
+    return fnv1a_32(b"(string)" + data.encode("utf-8", "surrogatepass"))
+
+
+# --------------------------------------------------------------------------- Go's encoding/json, for these structs
+
+
+def _field(document: Mapping[str, Any], name: str) -> Any:
+    """A struct field as ``encoding/json`` fills it: the exact key, else a key equal under case folding."""
+    if name in document:
+        return document[name]
+    folded = [value for key, value in document.items() if key.lower() == name.lower()]
+    return folded[-1] if folded else None
+
+
+def _string(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError("json: cannot unmarshal %s into Go struct field %s of type string" % (_json_kind(value), where))
+    return value
+
+
+def _checksum(value: Any, where: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= UINT64_MAX:
+        raise ValueError("json: cannot unmarshal %s into Go struct field %s of type checksum.Checksum" % (_json_kind(value), where))
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number %s" % value
+    return {dict: "object", list: "array", str: "string"}.get(type(value), "value")
+
+
+def _entries(value: Any, where: str) -> Entries:
+    """``map[string]map[string]string``; ValueError for any other shape (a v1 file's strings included)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("json: cannot unmarshal %s into Go struct field %s.entries of type map[string]map[string]string" % (_json_kind(value), where))
+    out: Entries = {}
+    for pod, containers in value.items():
+        if not isinstance(containers, dict):
+            raise ValueError("json: cannot unmarshal %s into Go struct field %s.entries of type map[string]string" % (_json_kind(containers), where))
+        out[pod] = {name: _string(cpus, where + ".entries") for name, cpus in containers.items()}
+    return out
+
+
+def _object(text: Union[str, bytes], type_name: str) -> Dict[str, Any]:
+    try:
+        document = load_json(text)
+    except ValueError as error:
+        raise ValueError("%s (%s)" % ("unexpected end of JSON input" if not text else "invalid JSON", error)) from None
+    if not isinstance(document, dict):
+        raise ValueError("json: cannot unmarshal %s into Go value of type %s" % (_json_kind(document), type_name))
+    return document
+
+
+def _v2_parts(document: Mapping[str, Any], layout: str = "v2") -> _Parts:
+    where = "CPUManagerCheckpointV2"
+    return _Parts(layout, _string(_field(document, "policyName"), where + ".policyName"),
+                  _string(_field(document, "defaultCpuSet"), where + ".defaultCpuSet"), _entries(_field(document, "entries"), where))
+
+
+def _is_v1(document: Mapping[str, Any]) -> bool:
+    entries = _field(document, "entries")
+    return isinstance(entries, dict) and any(isinstance(value, str) for value in entries.values())
+
+
+def _has_pod_entries(document: Mapping[str, Any]) -> bool:
+    return bool(_field(document, "podEntries"))
+
+
+# --------------------------------------------------------------------------- the releases' readers
+
+
+def _verified_v2(document: Mapping[str, Any], minor: int) -> _Parts:
+    """The v2 reader (v1.34-v1.37): a checksum of 0 is taken unverified; a mismatch is ``checkpoint is corrupted``,
+    except at v1.36, whose fallback to v1 returns the v1 attempt's error ("Return the last error we got"): a file with
+    entries does not unmarshal as v1, whose entries map a container id to a string."""
+    parts = _v2_parts(document)
+    stored = _checksum(_field(document, "checksum"), "CPUManagerCheckpointV2.checksum")
+    if stored == 0:
+        return _Parts(parts.layout, parts.policy_name, parts.default, parts.entries, checksum_zero=True)
+    if stored != v2_checksum(parts.policy_name, parts.default, parts.entries):
+        if minor == 36 and parts.entries:
+            raise ValueError("json: cannot unmarshal object into Go struct field CPUManagerCheckpointV1.entries of type string")
+        raise ValueError(CORRUPTED)
+    return parts
+
+
+def _v4_parts(document: Mapping[str, Any]) -> _Parts:
+    """v1.37's v4 reader: ``data`` unmarshalled, then ``dataChecksum`` verified over it; never a fallback once
+    ``data`` or ``dataChecksum`` is set (state_checkpoint.go loadAndMigrateCheckpointV4)."""
+    data = _string(_field(document, "data"), "CPUManagerCheckpoint.data")
+    stored = _checksum(_field(document, "dataChecksum"), "CPUManagerCheckpoint.dataChecksum")
+    try:
+        inner = _object(data, "state.CPUManagerCheckpointData")
+    except ValueError as error:
+        raise ValueError("could not load v4 checkpoint: failed to deserialize cpu manager checkpoint data: %s" % error) from None
+    if stored != data_checksum(data):
+        raise ValueError("could not load v4 checkpoint: " + CORRUPTED)
+    where = "CPUManagerCheckpointData"
+    return _Parts("v4", _string(_field(inner, "policyName"), where + ".policyName"),
+                  _string(_field(inner, "defaultCpuSet"), where + ".defaultCpuSet"), _entries(_field(inner, "entries"), where))
+
+
+def _is_v4(document: Mapping[str, Any]) -> bool:
+    return bool(_field(document, "data")) or _field(document, "dataChecksum") not in (None, 0)
+
+
+def _read_parts(raw: bytes, minor: int) -> Union[_Parts, RestoreError]:
+    try:
+        document = _object(raw, "state.CPUManagerCheckpointV2")
+    except ValueError as error:
+        return RestoreError(str(error))
+    if _is_v1(document) or _has_pod_entries(document):
+        return RestoreError("a %s layout, which this collection does not read" % ("v1 (entries keyed by container id)" if _is_v1(document)
+                                                                                  else "v3 (podEntries)"), modelled=False)
+    try:
+        if minor >= 37 and _is_v4(document):
+            return _v4_parts(document)
+        return _verified_v2(document, minor)
+    except ValueError as error:
+        return RestoreError(str(error))
+
+
+def _parsed(parts: _Parts, policy: str, minor: int) -> Union[CpuState, RestoreError]:
+    """restoreState's checks after the load: the policy name, then ``defaultCpuSet``, then each entry."""
+    if parts.policy_name != policy:
+        return RestoreError("configured policy %s differs from state checkpoint policy %s" % (go_quote(policy), go_quote(parts.policy_name)))
+    try:
+        default = parse_cpuset(parts.default)
+    except CpuSetError as error:
+        return RestoreError("could not parse default %s set %s: %s" % ("CPU" if minor >= 37 else "cpu", go_quote(parts.default), error))
+    entries: Dict[str, Dict[str, FrozenSet[int]]] = {}
+    for pod, containers in parts.entries.items():
+        for name, text in containers.items():
+            try:
+                entries.setdefault(pod, {})[name] = parse_cpuset(text)
+            except CpuSetError as error:
+                return RestoreError("could not parse cpuset %s for container %s in pod %s: %s" % (go_quote(text), go_quote(name), go_quote(pod), error))
+    return CpuState(parts.layout, parts.policy_name, parts.default, parts.entries, default, entries, parts.checksum_zero)
+
+
+def restore(raw: bytes, policy: str, minor: int) -> Union[CpuState, RestoreError]:
+    """What kubelet 1.``minor`` restores from ``raw`` with the configured CPU manager ``policy`` (``static``, ``none``)."""
+    parts = _read_parts(raw, minor)
+    if isinstance(parts, RestoreError):
+        return parts
+    return _parsed(parts, policy, minor)
+
+
+def assigned_cpus(state: CpuState) -> FrozenSet[int]:
+    """Every CPU an exclusive entry holds."""
+    return frozenset(cpu for containers in state.entries.values() for cpus in containers.values() for cpu in cpus)

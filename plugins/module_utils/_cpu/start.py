@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Would kubelet's CPU manager start? Its construction and ``Start`` at one release, from the rules of :mod:`rules`.
+
+:func:`cpu_manager_start` follows kubelet's own order: ``getReservedCPUs`` and the reservation (cmd/kubelet/app/
+server.go), ``cpumanager.NewManager`` and ``NewStaticPolicy`` (the reserved CPUs: ``reservedSystemCPUs``, or kubelet's
+own pick, :func:`_cpu.reserved.take_packed`), then ``Start``: the state package's restore (:func:`_cpu.checkpoint.restore`)
+and the static policy's ``validateState``. The answer names the stage kubelet stops at (``construct``, ``restore``,
+``validate``), or ``started``, or ``unknown`` where this collection does not model what kubelet does (policy options
+that change kubelet's pick, feature gates that change what it restores, a layout it does not read). Pure.
+"""
+
+from __future__ import annotations
+
+from typing import FrozenSet, Optional, Tuple, Union
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, parse_milli_quantity
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME, CpuState, RestoreError, restore
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import CpuSetError, parse_cpuset
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import PACKED_OPTIONS_ONLY, take_packed
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import node_join
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_NONE, CPU_POLICY_STATIC, CpuManagerSettings, go_quote
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
+
+__all__ = ["START_PREFIX", "STRICT_OPTION", "MODELLED_OPTIONS", "UNMODELLED_GATES", "CpuStart", "cpu_manager_start", "is_strict"]
+
+START_PREFIX = "start cpu manager error: "  # containerManagerImpl.Start (pkg/kubelet/cm/container_manager_linux.go)
+STRICT_OPTION = "strict-cpu-reservation"
+# Options whose effect on the start is modelled here (full-pcpus-only changes nothing kubelet checks at start).
+MODELLED_OPTIONS = ("full-pcpus-only", STRICT_OPTION)
+# Gates that change what kubelet restores and counts (podEntries, baselines): the start is not judged with them on.
+UNMODELLED_GATES = ("PodLevelResourceManagers", "InPlacePodVerticalScalingExclusiveCPUs")
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")  # strconv.ParseBool
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+class CpuStart(Record, frozen=True):
+    """What kubelet's CPU manager does at one release: ``stage`` (``started``, ``construct``, ``restore``,
+    ``validate`` or ``unknown``), kubelet's ``error`` text, the online and reserved CPUs, the restored ``state``."""
+
+    release: str
+    stage: str
+    error: Optional[str]
+    online: FrozenSet[int]
+    reserved: FrozenSet[int]
+    strict: bool
+    state: Optional[CpuState] = None
+    restore_modelled: bool = True
+
+    @property
+    def started(self) -> bool:
+        return self.stage == "started"
+
+
+def is_strict(options: dict) -> bool:
+    return options.get(STRICT_OPTION) in _TRUE
+
+
+def _unmodelled(cpu: CpuManagerSettings, gates: dict) -> Optional[str]:
+    """Why the start is not judged here, or None."""
+    if cpu.policy not in (CPU_POLICY_NONE, CPU_POLICY_STATIC):
+        return "cpuManagerPolicy %s is not one kubelet knows (none, static)" % go_quote(cpu.policy)
+    on = [gate for gate in UNMODELLED_GATES if gates.get(gate)]
+    if on:
+        return "feature gate %s changes what kubelet restores; this collection does not judge it" % ", ".join(on)
+    if cpu.policy != CPU_POLICY_STATIC:
+        return None
+    odd = sorted(name for name in cpu.options if name not in MODELLED_OPTIONS or cpu.options[name] not in _TRUE + _FALSE)
+    if odd:
+        return "cpuManagerPolicyOptions %s: %s" % (", ".join(odd), "kubelet picks its reserved CPUs otherwise" if set(odd) & set(PACKED_OPTIONS_ONLY)
+                                                   else "not judged by this collection")
+    return None
+
+
+def _reservation(cpu: CpuManagerSettings, explicit: FrozenSet[int]) -> Tuple[Optional[int], Optional[str]]:
+    """server.go: kube-reserved + system-reserved cpu, in thousandths; ``reservedSystemCPUs`` replaces both with its size."""
+    if explicit:
+        return 1000 * len(explicit), None
+    found = [value for value in (cpu.system_reserved_cpu, cpu.kube_reserved_cpu) if value is not None]
+    try:
+        return (sum(parse_milli_quantity(value) for value in found) if found else None), None
+    except QuantityError as error:
+        return None, "cpu reservation: %s" % error
+
+
+def _explicit_reserved(cpu: CpuManagerSettings, topology: CpuTopology) -> Tuple[FrozenSet[int], Optional[str]]:
+    """server.go ``getReservedCPUs`` (whatever the policy): ``reservedSystemCPUs`` parsed, a subset of the online CPUs."""
+    try:
+        explicit = parse_cpuset(cpu.reserved_system_cpus)
+    except CpuSetError as error:
+        return frozenset(), "unable to parse reserved-cpus list: %s" % error
+    return explicit, rules.reserved_cpus_online(cpu.reserved_system_cpus, explicit, topology.online)
+
+
+def _static_reserved(cpu: CpuManagerSettings, topology: CpuTopology, explicit: FrozenSet[int]) -> Tuple[FrozenSet[int], Optional[str]]:
+    """NewManager + NewStaticPolicy: the reserved CPUs, or kubelet's construction error."""
+    milli, problem = _reservation(cpu, explicit)
+    problem = problem or rules.reservation_known(milli)
+    if problem or milli is None:
+        return frozenset(), problem
+    problem = rules.reservation_nonzero(milli)
+    if problem:
+        return frozenset(), problem
+    wanted = -(-milli // 1000)
+    num_sockets = len({info.socket for info in topology.cpus.values()})
+    num_cores = len({info.core for info in topology.cpus.values()})
+    reserved = explicit or take_packed(topology.cpus, num_sockets, num_cores, wanted)
+    return reserved, rules.reserved_size(reserved, wanted)
+
+
+def cpu_manager_start(release: str, cpu: CpuManagerSettings, gates: dict, topology: CpuTopology, raw: Optional[bytes],
+                      root_dir: str) -> CpuStart:
+    """Kubelet ``release``'s CPU manager on this node: construction, then ``Start`` on ``raw`` (None: no file)."""
+    minor = int(release.split(".")[1])
+    strict = cpu.policy == CPU_POLICY_STATIC and is_strict(cpu.options)
+    unmodelled = _unmodelled(cpu, gates)
+    if unmodelled:
+        return CpuStart(release, "unknown", unmodelled, topology.online, frozenset(), strict)
+    reserved, problem = _explicit_reserved(cpu, topology)
+    if not problem and cpu.policy == CPU_POLICY_STATIC:
+        reserved, problem = _static_reserved(cpu, topology, reserved)
+    if problem:
+        return CpuStart(release, "construct", problem, topology.online, reserved, strict)
+    if raw is None:
+        return CpuStart(release, "started", None, topology.online, reserved, strict)  # restoreState: storeState
+    restored: Union[CpuState, RestoreError] = restore(raw, cpu.policy, minor)
+    if isinstance(restored, RestoreError):
+        stage = "restore" if restored.modelled else "unknown"
+        text = START_PREFIX + restore_error(restored.text, root_dir) if restored.modelled else restored.text
+        return CpuStart(release, stage, text, topology.online, reserved, strict, restore_modelled=restored.modelled)
+    problem = rules.validate_state(topology.online, reserved, strict, restored.default, restored.entries) if cpu.policy == CPU_POLICY_STATIC else None
+    if problem:
+        return CpuStart(release, "validate", START_PREFIX + problem, topology.online, reserved, strict, restored)
+    return CpuStart(release, "started", None, topology.online, reserved, strict, restored)
+
+
+def restore_error(inner: str, root_dir: str) -> str:
+    """NewCheckpointState's wrapping of a refused file (state/state_checkpoint.go), naming the file kubelet reads."""
+    return ("could not restore state from checkpoint: %s, please drain this node and delete the CPU manager checkpoint file %s "
+            "before restarting Kubelet" % (inner, go_quote(node_join(root_dir, CPU_STATE_FILE_NAME))))

@@ -1,0 +1,170 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubelet is the judge of the probe's CPU manager (issue 38): on every CPU case of the corpus, alone and with a
+memory drift beside it, the probe's own model of kubelet's CPU-manager start (``numa_drift.cpu``) must say what
+kubelet's code says at every release: it starts where kubelet starts; where kubelet refuses, the same stage and, for
+the stages whose words the probe models (construction, checksum and policy at restore, validateState), the same
+error text. The node's verdict is then never repairable where kubelet's CPU manager refuses.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable, Mapping, NamedTuple, Optional, Sequence
+
+import pytest
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
+from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build
+from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import judge_cpu
+from ansible_collections.nodeops.numa_drift.tests.support import cputree, scenario
+from ansible_collections.nodeops.numa_drift.tests.support.cputree import cpu_list, parse_cpu_list
+
+CPUS = cputree.machine(sockets=2, cores_per_socket=4, threads_per_core=2)
+ALL = sorted(CPUS)
+STATIC = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}}
+STRICT = dict(STATIC, cpuManagerPolicyOptions={"strict-cpu-reservation": "true"})
+EXPLICIT = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0"}
+NONE = {"cpuManagerPolicy": "none"}
+POD = {"pod-a": {"app": "2,10"}}
+RECORDED_SMALLER = [cpu for cpu in ALL if cpu not in (6, 7, 14, 15)]
+
+
+def minor(release: str) -> int:
+    return int(release.split(".")[1])
+
+
+def in_layout(release: str, default: str, entries: Mapping[str, Mapping[str, str]], policy: str = "static", **override) -> bytes:
+    if minor(release) >= 37 and "checksum" not in override:
+        return cputree.cpu_checkpoint_v4(policy, default, entries, **override)
+    return cputree.cpu_checkpoint_v2(policy, default, entries, **override)
+
+
+def without(cpus: Sequence[int], *gone: int) -> str:
+    return cpu_list(sorted(set(cpus) - set(gone)))
+
+
+def broken_data(release: str) -> bytes:
+    default = cputree.rederive_default(ALL, POD)
+    good = cputree.cpu_data("static", default, POD)
+    broken = good.replace(default, without(parse_cpu_list(default), 5))
+    return cputree.cpu_checkpoint_v4("static", default, POD, data=broken, data_checksum=cputree.cpu_data_checksum(good))
+
+
+class Case(NamedTuple):
+    name: str
+    online: Sequence[int]
+    config: Mapping[str, object]
+    checkpoint: Callable[[str], Optional[bytes]]
+    cpus: Optional[Mapping[int, cputree.Cpu]] = None
+
+
+RENUMBERED = dict(CPUS)
+RENUMBERED[2], RENUMBERED[6], RENUMBERED[10], RENUMBERED[14] = CPUS[6], CPUS[2], CPUS[14], CPUS[10]
+V2_VALID = ('{"policyName":"none","defaultCPUSet":"1-3","entries":{"pod":{"container1":"4-6","container2":"1-3"}},'
+            '"checksum":3610638499}').encode()
+V4_BAD_V2_PART = ('{"policyName":"other","defaultCPUSet":"1-9","checksum":1234,'
+                  '"data":"{\\"policyName\\":\\"none\\",\\"defaultCPUSet\\":\\"4-6\\"}","dataChecksum":657950972}').encode()
+TWO_PODS = {"pod-a": {"app": "2,10"}, "pod-b": {"app": "3,11"}, "pod-c": {"app": "3"}}
+ON_SOCKET_1 = {"pod-b": {"app": "4,12"}}
+
+CASES = (
+    Case("no file", [c for c in ALL if c not in (7, 15)], STATIC, lambda r: None),
+    Case("in sync", ALL, STATIC, lambda r: in_layout(r, cputree.rederive_default(ALL, POD), POD)),
+    Case("online set grew", ALL, STATIC, lambda r: in_layout(r, cputree.rederive_default(RECORDED_SMALLER, POD), POD)),
+    Case("online set grew, strict", ALL, STRICT,
+         lambda r: in_layout(r, cputree.rederive_default(RECORDED_SMALLER, POD, [4]), POD)),
+    Case("shared-only CPUs offline", [c for c in ALL if c not in (7, 15)], STATIC, lambda r: in_layout(r, cputree.rederive_default(ALL, POD), POD)),
+    Case("torn write leaked CPU 5", ALL, STATIC, lambda r: in_layout(r, without(parse_cpu_list(cputree.rederive_default(ALL, POD)), 5), POD)),
+    Case("assigned CPU offline", [c for c in ALL if c != 10], STATIC, lambda r: in_layout(r, cputree.rederive_default(ALL, POD), POD)),
+    Case("reserved overlaps an assignment", ALL, EXPLICIT, lambda r: in_layout(r, cputree.rederive_default(ALL, {"pod-a": {"app": "0,8"}}),
+                                                                               {"pod-a": {"app": "0,8"}})),
+    Case("reservedSystemCPUs offline", [c for c in ALL if c != 15], dict(EXPLICIT, reservedSystemCPUs="0,15"), lambda r: None),
+    Case("policy changed", ALL, STATIC, lambda r: in_layout(r, cpu_list(ALL), {}, policy="none")),
+    Case("checksum bad", ALL, STATIC, lambda r: in_layout(r, cputree.rederive_default(ALL, POD), POD, **(
+        {"data_checksum": 1} if minor(r) >= 37 else {"checksum": cputree.cpu_v2_checksum("static", cputree.rederive_default(ALL, POD), POD) ^ 1}))),
+    Case("checksum 0", ALL, STATIC, lambda r: cputree.cpu_checkpoint_v2("static", cputree.rederive_default(ALL, POD), POD, checksum=0)),
+    Case("v4 with a broken data part", ALL, STATIC, broken_data),
+    Case("auto-reserved CPU moves onto a pod", [c for c in ALL if CPUS[c][1] == 1], STATIC,
+         lambda r: in_layout(r, cputree.rederive_default([c for c in ALL if CPUS[c][1] == 1], ON_SOCKET_1), ON_SOCKET_1)),
+    Case("two pods claim CPU 3", ALL, STATIC, lambda r: in_layout(r, cputree.rederive_default(ALL, TWO_PODS), TWO_PODS)),
+    Case("renumbered, same ids", ALL, STATIC, lambda r: in_layout(r, cputree.rederive_default(ALL, POD), POD), RENUMBERED),
+    Case("kubelet's row: v2 valid (policy none)", ALL, NONE, lambda r: V2_VALID),
+    Case("kubelet's row: v2 bad checksum (policy none)", ALL, NONE, lambda r: V2_VALID.replace(b"3610638499", b"1337")),
+    Case("kubelet's row: v4 with a bad v2 part (policy none)", ALL, NONE, lambda r: V4_BAD_V2_PART),
+    Case("no reservation", ALL, {"cpuManagerPolicy": "static"}, lambda r: None),
+    Case("truncated JSON", ALL, STATIC, lambda r: in_layout(r, cputree.rederive_default(ALL, POD), POD)[:40]),
+    Case("default set empty with an entry", ALL, STATIC, lambda r: in_layout(r, "", POD)),
+)
+MEMORY_DRIFT = {"recorded": scenario.two_node_boot(), "current": scenario.two_node_boot(node0_kb=64 * scenario.GIB // scenario.KIB - 2048)}
+
+
+def releases() -> Sequence[str]:
+    return build.selected_releases()
+
+
+def version(release: str) -> str:
+    return release.lstrip("v")
+
+
+def _tree(root: str, case: Case, release: str, with_memory_drift: bool) -> str:
+    config = dict(case.config)
+    if with_memory_drift:
+        config = dict(copy.deepcopy(scenario.kubelet_config(scenario.uniform_reserved([0, 1]))), **config)
+        scenario.write_kubelet_node(root, MEMORY_DRIFT["recorded"], MEMORY_DRIFT["current"], pods=scenario.guaranteed_pods(2), config=config)
+        cputree.add_cpu_topology(root, case.cpus or CPUS, case.online)
+        raw = case.checkpoint(release)
+        if raw is not None:
+            cputree.write_cpu_checkpoint(root, raw)
+        return root
+    return cputree.build_cpu_node(root, case.cpus or CPUS, case.online, config, case.checkpoint(release))
+
+
+# Where the probe's words are kubelet's: what kubelet says about JSON it cannot read is Go's encoding/json, not modelled.
+WORDS_NOT_MODELLED = ("truncated JSON",)
+
+
+COMBINED = ("in sync", "online set grew", "assigned CPU offline", "checksum bad", "auto-reserved CPU moves onto a pod")
+PAIRS = [(case, False) for case in CASES] + [(case, True) for case in CASES if case.name in COMBINED]
+
+
+@pytest.mark.parametrize("case, with_memory_drift", PAIRS, ids=["%s%s" % (case.name, ", with memory drift" if drift else "") for case, drift in PAIRS])
+@pytest.mark.parametrize("release", releases())
+def test_probe_says_what_kubelets_cpu_manager_does(judges, release, case, with_memory_drift, tmp_path):
+    root = _tree(str(tmp_path), case, release, with_memory_drift)
+    kubelet = judge_cpu(judges[release], root)
+    result = probe(HostFiles(root), kubelet_release=version(release))
+    ours = result.cpu.start
+    assert ours is not None, result.cpu.message
+    assert ours.started == kubelet.started, "kubelet %s: %s; probe: %s (%s)" % (release, kubelet.brief(), ours.stage, result.cpu.message)
+    if not kubelet.started:
+        assert ours.stage == kubelet.stage, (kubelet.brief(), ours.error)
+        if case.name not in WORDS_NOT_MODELLED:
+            assert ours.error == kubelet.error, (kubelet.brief(), ours.error)
+    if kubelet.online and case.config["cpuManagerPolicy"] == "static":  # policy none: the probe reads no CPU topology
+        assert cpu_list(ours.online) == kubelet.online
+    if kubelet.reserved:
+        assert cpu_list(ours.reserved) == kubelet.reserved
+    if not kubelet.started:
+        assert not result.assessment.repairable and result.assessment.plan is None
+        assert result.assessment.verdict in ("cpu_manager_refuses", "cpu_default_set_stale"), result.assessment.verdict
+    elif result.cpu.verdict is None and with_memory_drift:
+        assert result.assessment.verdict == "drift_within_bound", result.assessment.causes
+
+
+@pytest.mark.parametrize("case", [case for case in CASES if case.name in ("online set grew", "online set grew, strict",
+                                                                          "shared-only CPUs offline", "torn write leaked CPU 5")],
+                         ids=lambda case: case.name)
+@pytest.mark.parametrize("release", releases())
+def test_the_rederived_default_set_is_one_kubelet_starts_with(judges, release, case, tmp_path):
+    """The repairable class: the default set the probe re-derives (entries verbatim) starts at every release."""
+    first = str(tmp_path / "as-found")
+    result = probe(HostFiles(cputree.build_cpu_node(first, case.cpus or CPUS, case.online, case.config, case.checkpoint(release))),
+                   kubelet_release=version(release))
+    assert result.cpu.verdict == "cpu_default_set_stale", result.cpu.message
+    repaired = in_layout(release, cpu_list(result.cpu.rederived_default), POD)
+    second = cputree.build_cpu_node(str(tmp_path / "repaired"), case.cpus or CPUS, case.online, case.config, repaired)
+    kubelet = judge_cpu(judges[release], second)
+    assert kubelet.started and kubelet.after == kubelet.before, kubelet.brief()

@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubelet's CPU-manager rules, one by one (``_cpu.rules``, ``_cpu.cpuset``, ``_cpu.checkpoint``, ``_cpu.reserved``), and
+the classes ``_cpu.assess`` gives a node tree. Kubelet's own code judges the same rules in tests/kubelet_judge."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CORRUPTED, CpuState, RestoreError, data_checksum, restore, v2_checksum
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import CpuSetError, format_cpuset, parse_cpuset
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import take_packed
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuInfo, read_cpu_topology
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
+from ansible_collections.nodeops.numa_drift.tests.support import cputree
+
+CPUS = cputree.machine(sockets=2, cores_per_socket=4, threads_per_core=2)
+ALL = sorted(CPUS)
+STATIC = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}}
+POD = {"pod-a": {"app": "2,10"}}
+S = frozenset
+
+
+@pytest.mark.parametrize("text, cpus", [("", []), ("0-2,5", [0, 1, 2, 5]), ("7", [7]), ("3-3", [3])])
+def test_cpuset_round_trip(text, cpus):
+    assert parse_cpuset(text) == S(cpus)
+    assert format_cpuset(cpus) == text or text == "3-3"
+
+
+@pytest.mark.parametrize("text", ["1-0", "a", "1 ,2", "1-2-3", "0-99999999", "-1", "0-65535,1-65535"])
+def test_cpuset_refuses_what_kubelet_or_any_machine_cannot_hold(text):
+    with pytest.raises(CpuSetError):
+        parse_cpuset(text)
+
+
+def test_v2_checksum_is_kubelets_test_vector():
+    # v1.34.4 state/state_checkpoint_test.go TestCheckpointStateRestore "Restore valid checkpoint".
+    assert v2_checksum("none", "1-3", {"pod": {"container1": "4-6", "container2": "1-3"}}) == 3610638499
+
+
+def test_data_checksum_is_kubelets_test_vector():
+    assert data_checksum('{"policyName":"none","defaultCPUSet":"4-6"}') == 657950972
+
+
+def test_restore_reads_the_layout_of_each_release():
+    good = cputree.cpu_checkpoint_v4("static", "0-1,3-9,11-15", POD)
+    broken = cputree.cpu_checkpoint_v4("static", "0-1,3-9,11-15", POD, data_checksum=1)
+    assert isinstance(restore(good, "static", 37), CpuState) and restore(good, "static", 37).layout == "v4"
+    assert restore(broken, "static", 34).layout == "v2"  # v1.34 reads the v2 half only
+    assert restore(broken, "static", 37) == RestoreError("could not load v4 checkpoint: " + CORRUPTED)
+
+
+@pytest.mark.parametrize("minor, error", [(34, CORRUPTED), (35, CORRUPTED), (37, CORRUPTED),
+                                          (36, "json: cannot unmarshal object into Go struct field CPUManagerCheckpointV1.entries of type string")])
+def test_a_bad_v2_checksum_as_each_release_says_it(minor, error):
+    raw = cputree.cpu_checkpoint_v2("static", "0-1,3-9,11-15", POD, checksum=12345)
+    assert restore(raw, "static", minor) == RestoreError(error)
+
+
+def test_checksum_zero_is_restored_but_marked():
+    state = restore(cputree.cpu_checkpoint_v2("static", "0-15", {}, checksum=0), "static", 34)
+    assert state.checksum_zero and state.default == S(ALL)
+
+
+def test_policy_then_default_then_entries():
+    assert restore(cputree.cpu_checkpoint_v2("none", "0-15"), "static", 34) == RestoreError(
+        'configured policy "static" differs from state checkpoint policy "none"')
+    assert "could not parse default cpu set \"x\"" in restore(cputree.cpu_checkpoint_v2("static", "x"), "static", 34).text
+    assert "could not parse default CPU set" in restore(cputree.cpu_checkpoint_v4("static", "x"), "static", 37).text
+    assert 'for container "app" in pod "pod-a"' in restore(cputree.cpu_checkpoint_v2("static", "0", {"pod-a": {"app": "9-1"}}), "static", 34).text
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b"[]", b'{"policyName": 7}', b'{"checksum": -1}', b'{"entries": {"p": 3}}', b"9" * 5000])
+def test_hostile_files_are_restore_errors_never_exceptions(raw):
+    assert isinstance(restore(raw, "static", 34), RestoreError)
+
+
+def test_v1_and_v3_layouts_are_not_judged():
+    assert restore(b'{"policyName":"static","defaultCpuSet":"0","entries":{"cid":"1"},"checksum":1}', "static", 34).modelled is False
+    assert restore(b'{"policyName":"static","defaultCpuSet":"0","podEntries":{"p":{"cpuSet":"1"}},"checksum":1}', "static", 36).modelled is False
+
+
+def test_validate_state_order_and_words():
+    online = S(ALL)
+    assert rules.validate_state(online, S([0]), False, S(), {"p": {"c": S([1])}}) == "default cpuset cannot be empty"
+    assert rules.validate_state(online, S([0]), False, S(), {}) is None
+    assert rules.validate_state(online, S([0]), False, S([1]), {}) == 'not all reserved cpus: "0" are present in defaultCpuSet: "1"'
+    assert rules.validate_state(online, S([0]), True, S([0, 1]), {}) == 'some of strictly reserved cpus: "0" are present in defaultCpuSet: "0-1"'
+    assert rules.validate_state(online, S([0]), False, S([0, 1]), {"p": {"c": S([1, 2])}}) == (
+        'pod: p, container: c cpuset: "1-2" overlaps with default cpuset "0-1"')
+    assert rules.validate_state(online, S([0]), False, S([0, 1]), {"p": {"c": S([2])}}) == (
+        'current set of available CPUs "0-15" doesn\'t match with CPUs in state "0-2"')
+    assert rules.validate_state(S([0, 1, 2]), S([0]), True, S([1]), {"p": {"c": S([2])}}) is None
+
+
+def test_construction_rules():
+    assert rules.reserved_cpus_online("0,15", S([0, 15]), S(range(15))) == "reserved-cpus: 0,15 is not a subset of online-cpus: 0-14"
+    assert rules.reservation_known(None) and rules.reservation_known(0) is None
+    assert rules.reservation_nonzero(0) and rules.reservation_nonzero(1) is None
+    assert rules.reserved_size(S(), 2).endswith("(size of  did not equal 2)")
+
+
+def _info(machine):
+    return {cpu: CpuInfo(min(o for o, spec in machine.items() if spec[:2] == (core, socket)), socket, node)
+            for cpu, (core, socket, node) in machine.items()}
+
+
+def test_kubelets_pick_packs_into_the_least_free_socket():
+    cpus = _info(CPUS)
+    assert take_packed(cpus, 2, 8, 1) == S([0])
+    assert take_packed(cpus, 2, 8, 2) == S([0, 8])  # a whole core
+    socket_1_smaller = {cpu: info for cpu, info in cpus.items() if cpu not in (0, 8)}
+    assert take_packed(socket_1_smaller, 2, 7, 1) == S([1])  # socket 0 has fewer free CPUs: packed there
+    only_socket_1 = {cpu: info for cpu, info in cpus.items() if info.socket == 1}
+    assert take_packed(only_socket_1, 1, 4, 1) == S([4])
+    assert take_packed(only_socket_1, 1, 4, 9) == S()
+
+
+def test_topology_skips_offline_cpus(tmp_path):
+    root = cputree.build_cpu_node(str(tmp_path), CPUS, [cpu for cpu in ALL if cpu not in (3, 11)], STATIC)
+    topology = read_cpu_topology(HostFiles(root))
+    assert topology.known and sorted(topology.cpus) == [cpu for cpu in ALL if cpu not in (3, 11)]
+    assert topology.cpus[10] == CpuInfo(2, 0, 0) and topology.cpus[12] == CpuInfo(4, 1, 1)
+
+
+def test_missing_sysfs_names_the_verdict(tmp_path):
+    root = cputree.build_cpu_node(str(tmp_path), CPUS, ALL, STATIC, cputree.cpu_checkpoint_v2("static", "0-1,3-9,11-15", POD))
+    (tmp_path / "sys/devices/system/cpu/online").unlink()
+    result = probe(HostFiles(root), kubelet_release="1.34.4")
+    assert result.assessment.verdict == "cpu_manager_unknown" and not result.assessment.repairable
+    assert "sys/devices/system/cpu/online: No such file or directory" in result.assessment.causes_for("cpu_manager_unknown")[0]
+
+
+@pytest.mark.parametrize("online, default, entries, cls, verdict", [
+    (ALL, "0-1,3-9,11-15", POD, "in_sync", None),
+    (ALL, "0-1,3-5,8-9,11-13", POD, "cpus_unrecorded", "cpu_default_set_stale"),
+    ([c for c in ALL if c not in (7, 15)], "0-1,3-9,11-15", POD, "shared_cpus_offline", "cpu_default_set_stale"),
+    ([c for c in ALL if c != 10], "0-1,3-9,11-15", POD, "assigned_cpu_offline", "cpu_manager_refuses"),
+    (ALL, "0-1,4-9,12-15", {"pod-a": {"app": "2-3,10"}, "pod-b": {"app": "3,11"}}, "cpu_claimed_twice", "cpu_checkpoint_untrusted"),
+])
+def test_classes(tmp_path, online, default, entries, cls, verdict):
+    root = cputree.build_cpu_node(str(tmp_path), CPUS, online, STATIC, cputree.cpu_checkpoint_v2("static", default, entries))
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    assert (result.cpu.cls, result.cpu.verdict) == (cls, verdict), result.cpu.message
+    assert result.assessment.repairable is False or verdict is None
+    if verdict:
+        assert result.assessment.verdict == verdict and result.assessment.plan is None
+    if cls == "assigned_cpu_offline":
+        assert result.cpu.pods == ("pod-a",)
+    if cls == "cpus_unrecorded":
+        assert format_cpuset(result.cpu.rederived_default) == "0-1,3-9,11-15"
