@@ -22,6 +22,7 @@ when it takes the Lease (it removes the first-pass watcher's hand-over file), an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -194,10 +195,8 @@ def handover_file(pid: int, started: Optional[str]) -> str:
 
 def hand_over(pid: int) -> None:
     """The Lease's watcher speaks for the run ``pid`` from now on (it holds the Lease): the first-pass watcher stays silent."""
-    try:
-        os.unlink(handover_file(pid, process_start(pid)))
-    except OSError:
-        pass  # no first-pass watcher (another playbook, or it could not start), or handed over already
+    # Not there: no first-pass watcher (another playbook, or it could not start), or handed over already.
+    _forget(handover_file(pid, process_start(pid)))
 
 
 def gate_file(pid: int, started: Optional[str]) -> str:
@@ -240,10 +239,9 @@ def settled_report(report_dir: str, since: str, started_batch: int) -> Optional[
 
 
 def _forget(path: str) -> None:
-    try:
+    """Remove ``path`` when it is there (a hand-over file, the gate's note)."""
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass
 
 
 def first_pass_block(inventory: str, limit: Optional[str]) -> str:

@@ -401,6 +401,19 @@ def lease_now(fleet: Fleet) -> Any:
         raise
 
 
+def said_it_changed_nothing(run: Run, command: str) -> str:
+    """The run was interrupted (Ctrl-C) before its rollout started, and said so once after Ansible's own line, with the
+    command (``ansible-playbook`` arguments) that runs it again; returns what it printed after Ansible's line."""
+    assert "User interrupted execution" in run.output, run.tail()
+    assert run.rc == 99, run.tail()
+    block = run.output.split("User interrupted execution", 1)[1]
+    assert block.count("nodeops.numa_drift: ") == 1, block
+    assert ("nodeops.numa_drift: this remediate run ended before its rollout started (in its read-only first pass, or while waiting for"
+            " the cluster lock): it changed no node and holds no cluster lock.\n"
+            "  to run it again: ansible-playbook %s\n" % command) in block, block
+    return block
+
+
 def test_ctrl_c_during_the_first_pass_says_that_nothing_was_changed(fleet: Fleet) -> None:
     """Ctrl-C while the first pass probes the nodes (before the Lease is taken): no node touched, the Lease untouched, and
     after Ansible's own line the run says so, with the command that runs it again (this run's --limit)."""
@@ -434,13 +447,7 @@ def test_ctrl_c_during_the_first_pass_says_that_nothing_was_changed(fleet: Fleet
     finally:
         if os.path.exists(marker):
             os.unlink(marker)
-    assert "User interrupted execution" in run.output, run.tail()
-    assert run.rc == 99, run.tail()
-    block = run.output.split("User interrupted execution", 1)[1]
-    assert block.count("nodeops.numa_drift: ") == 1, block
-    assert ("nodeops.numa_drift: this remediate run ended before its rollout started (in its read-only first pass, or while waiting for"
-            " the cluster lock): it changed no node and holds no cluster lock.\n"
-            "  to run it again: ansible-playbook -i %s nodeops.numa_drift.remediate --limit %s\n" % (path, ",".join(names))) in block, block
+    block = said_it_changed_nothing(run, "-i %s nodeops.numa_drift.remediate --limit %s" % (path, ",".join(names)))
     assert "cordoned by nodeops.numa_drift" not in block and "to finish the work" not in block, block
     # Nothing written, nothing touched: no report of this run, the Lease as it was, no Node cordoned, every checkpoint as it was.
     assert not os.path.exists(os.path.join(started["report_dir"], "report.json"))
@@ -478,13 +485,7 @@ def test_ctrl_c_while_the_gate_waits_for_the_lock_says_that_nothing_was_changed_
         lease_after = lease_now(fleet)
     finally:
         fleet.api("PUT", LOCK, dict(lease_now(fleet), spec={"holderIdentity": None, "leaseDurationSeconds": 1, "renewTime": stamp}))
-    assert "User interrupted execution" in run.output, run.tail()
-    assert run.rc == 99, run.tail()
-    block = run.output.split("User interrupted execution", 1)[1]
-    assert block.count("nodeops.numa_drift: ") == 1, block
-    assert ("nodeops.numa_drift: this remediate run ended before its rollout started (in its read-only first pass, or while waiting for"
-            " the cluster lock): it changed no node and holds no cluster lock.\n"
-            "  to run it again: ansible-playbook -i %s nodeops.numa_drift.remediate\n" % fleet.inventory) in block, block
+    said_it_changed_nothing(run, "-i %s nodeops.numa_drift.remediate" % fleet.inventory)
     # The report says the same: the canary not processed (its procedure never started), nothing in progress.
     written = run.report()
     assert (written["in_progress"], written["rollout_ended"], written["if_not_started"]) == ([], False, {}), written
