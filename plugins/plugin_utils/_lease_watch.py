@@ -238,6 +238,15 @@ def settled_report(report_dir: str, since: str, started_batch: int) -> Optional[
     return report
 
 
+def _runs_end(options: Mapping[str, Any]) -> Tuple[int, Optional[Dict[str, Any]]]:
+    """What a watcher reads once the run ended: the last batch its gate let start, and its report as ``settled_report``
+    leaves it; the gate's note is removed (read once)."""
+    gate = str(options.get("gate") or "")
+    started_batch = last_batch_started(gate)
+    _forget(gate)
+    return started_batch, settled_report(str(options.get("report_dir") or ""), str(options.get("since") or ""), started_batch)
+
+
 def _forget(path: str) -> None:
     """Remove ``path`` when it is there (a hand-over file, the gate's note)."""
     with contextlib.suppress(OSError):
@@ -264,10 +273,7 @@ def first_pass_main(options: Mapping[str, Any]) -> int:
     if handed_over:  # the Lease's watcher speaks for the run (and reads the gate's note)
         _close(output)
         return 0
-    gate = str(options.get("gate") or "")
-    started_batch = last_batch_started(gate)
-    report = settled_report(str(options.get("report_dir") or ""), str(options.get("since") or ""), started_batch)
-    _forget(gate)
+    started_batch, report = _runs_end(options)
     # A report the rollout ended with says what happened itself (None here); no report, or one written before a batch
     # when no batch's controls had passed yet (no procedure started): nothing was changed.
     if output is not None and report is not None and started_batch == 0:
@@ -309,10 +315,8 @@ def main(options: Mapping[str, Any]) -> int:
         _close(output)
         return 1  # the Lease expires by itself (numa_drift_lock_duration)
     said, cordoned, why_not = answer[0]
-    gate = str(options.get("gate") or "")
-    report = settled_report(str(options.get("report_dir") or ""), str(options.get("since") or ""),
-                            last_batch_started(gate)) if said == RELEASED else None
-    _forget(gate)
+    report = _runs_end(options)[1] if said == RELEASED else None
+    _forget(str(options.get("gate") or ""))
     if output is not None and report is not None:
         text = unfinished_block(report, cordoned, why_not, str(options.get("inventory") or "-i INVENTORY"), str(options.get("report_dir")))
         try:
