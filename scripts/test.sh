@@ -296,6 +296,7 @@ start_go_builds
 if selected molecule && [ ${#stages[@]} -gt 1 ] && [ "${NUMA_DRIFT_SERIAL:-0}" != 1 ]; then
   start_molecule_beside
 fi
+mkdir -p "$ROOT/tests/output"
 for stage in "${stages[@]}"; do
   printf '\n==== [%s] start %s\n' "$stage" "$(date -u +%H:%M:%SZ)"
   start=$(date +%s)
@@ -304,8 +305,9 @@ for stage in "${stages[@]}"; do
     finish_molecule_beside
     rc=$?
   else
-    run_stage "$stage"
-    rc=$?
+    # Kept, so that the summary can name what failed (a CI log shows only its end).
+    run_stage "$stage" 2>&1 | tee "$ROOT/tests/output/stage-$stage.log"
+    rc=${PIPESTATUS[0]}
     took[$stage]=$(($(date +%s) - start))
   fi
   if [ "$rc" -eq 0 ]; then result[$stage]=passed; else result[$stage]="FAILED (exit $rc)"; failed=1; fi
@@ -319,5 +321,16 @@ fi
 printf '\n==== summary (Python %s)\n' "$PY_MINOR"
 for stage in "${stages[@]}"; do
   printf '  %-10s %-18s %5ss\n' "$stage" "${result[$stage]}" "${took[$stage]}"
+done
+# What failed, last: pytest's short summary lines (FAILED/ERROR), or the stage's last lines.
+for stage in "${stages[@]}"; do
+  [ "${result[$stage]}" = passed ] && continue
+  log="$ROOT/tests/output/stage-$stage.log"
+  [ "$stage" = molecule ] && log="$MOLECULE_LOG"
+  [ -f "$log" ] || continue
+  printf '\n==== what failed in %s (%s)\n' "$stage" "${log#"$ROOT"/}"
+  said=$(grep -aE '^(FAILED|ERROR) |^molecule-vm: +[a-z0-9_-]+ +FAILED' "$log" | tail -n 20)
+  [ -n "$said" ] || said=$(tail -n 15 "$log")
+  printf '%s\n' "$said" | cut -c1-400
 done
 exit "$failed"
