@@ -44,13 +44,15 @@ class ActionModule(ActionBase):
             outcome.update(
                 action="repaired", cordoned_by_us=bool(args["cordon"].get("cordoned_by_us")),
                 cordoned_before=bool(args["cordon"].get("cordoned_before")),
-                backup_file=repair.get("backup_file"), verdict_after=(repair.get("after") or {}).get("verdict", repair.get("verdict")))
+                backup_file=repair.get("backup_file"), cpu_backup_file=repair.get("cpu_backup_file"),
+                verdict_after=(repair.get("after") or {}).get("verdict", repair.get("verdict")))
             outcome["message"] = _remediate.repaired_message(outcome, args["cordon"], options)
             _remediate.with_event(outcome, "NumaDriftRepaired")
         elif stage == "failed":
             state = {"checkpoint_written": bool(args["repair"].get("changed")), "kubelet_active": args["kubelet_active"]}
             state.update(args["cordon"])
             outcome["backup_file"] = args["repair"].get("backup_file", outcome.get("backup_file"))
+            outcome["cpu_backup_file"] = args["repair"].get("cpu_backup_file", outcome.get("cpu_backup_file"))
             facts["remediate_recovery"] = _remediate.recovery(args["failed_task"], args["failed_result"], state, options)
         else:  # recovered
             recovery = args["recovery"]

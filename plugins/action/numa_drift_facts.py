@@ -28,7 +28,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator, Validati
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, inventory_option, remediate_advice
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE_VERDICTS, inventory_option, remediate_advice
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.module_args import (
     FACTS_OPTIONS_SPEC,
     OptionError,
@@ -162,5 +162,5 @@ class ActionModule(NodeReader, ActionBase):
         """A repairable node's advice names the remediate playbook limited to this host, with this run's inventory
         (the node only knows "NODE" and "INVENTORY")."""
         facts = result.get("numa_drift")
-        if host and isinstance(facts, dict) and facts.get("verdict") == REPAIRABLE:
+        if host and isinstance(facts, dict) and facts.get("verdict") in REPAIRABLE_VERDICTS:
             facts["advice"] = remediate_advice(str(host), inventory)

@@ -25,13 +25,13 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import DISCOVERY_FOLLOWS, DISCOVERY_READS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import KUBELET_FOLLOWS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import READS as CPU_READS, read_cpu_topology
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import READS as CPU_READS, CpuTopology, read_cpu_topology
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import READS as SYSFS_READS, read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, assess
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HISTORY_FILE, HistoryError, NOT_COUNTED, history_in
 
-__all__ = ["ProbeResult", "probe", "read_plan", "read_checkpoint", "GUARD_PROGRAM", "GUARD_STATE"]
+__all__ = ["ProbeResult", "CpuManagerRead", "probe", "read_plan", "read_checkpoint", "GUARD_PROGRAM", "GUARD_STATE"]
 
 # The boot guard's program and its record of the last boot (docs/guard.md).
 GUARD_PROGRAM = "/usr/local/libexec/nodeops-numa-drift/numa-drift-guard"
@@ -68,13 +68,22 @@ def _checkpoint(files: NodeFiles, root_dir: str, name: str = CHECKPOINT_FILE_NAM
     return files.host_path(node_path, follow=False), raw
 
 
-def _cpu_manager(files: NodeFiles, settings: KubeletSettings) -> CpuAssessment:
+class CpuManagerRead(Record, frozen=True):
+    """What the CPU manager's part was computed from: ``cpu_manager_state`` at ``path`` (``raw``: its bytes, None:
+    absent) and the online CPUs (``topology``; None under a policy that reads none)."""
+
+    path: str
+    raw: Optional[bytes]
+    topology: Optional[CpuTopology]
+
+
+def _cpu_manager(files: NodeFiles, settings: KubeletSettings) -> Tuple[CpuAssessment, CpuManagerRead]:
     """The CPU manager's part (kubelet starts it before the memory manager): its checkpoint and the online CPUs."""
     path, raw = _checkpoint(files, settings.root_dir, CPU_STATE_FILE_NAME, MAX_CPU_STATE_BYTES)
     if raw is not None and len(raw) > MAX_CPU_STATE_BYTES:
         raw = raw[:MAX_CPU_STATE_BYTES]  # truncated: kubelet's JSON reader refuses what is left, and so does ours
     topology = read_cpu_topology(files) if settings.cpu.policy == "static" else None
-    return assess_cpu_manager(settings, topology, raw, path)
+    return assess_cpu_manager(settings, topology, raw, path), CpuManagerRead(path, raw, topology)
 
 
 def _guard(files: NodeFiles) -> Dict[str, Any]:
@@ -114,6 +123,7 @@ class ProbeResult(Record, frozen=True):
     guard: Dict[str, Any]
     history: Dict[str, Any]
     cpu: Optional[CpuAssessment] = None
+    cpu_read: Optional[CpuManagerRead] = None
 
 
 def probe(
@@ -142,8 +152,8 @@ def probe(
     )
     node = read_node_facts(files)
     path, raw = _checkpoint(files, settings.root_dir)
-    cpu = None if settings.config_problems else _cpu_manager(files, settings)
-    return ProbeResult(assess(raw, node, settings, drift_bound, cpu), settings, node, path, raw, _guard(files), _history(files), cpu)
+    cpu, cpu_read = (None, None) if settings.config_problems else _cpu_manager(files, settings)
+    return ProbeResult(assess(raw, node, settings, drift_bound, cpu), settings, node, path, raw, _guard(files), _history(files), cpu, cpu_read)
 
 
 def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:

@@ -17,6 +17,12 @@ description:
   - With I(state=repaired), rewrites C(memory_manager_state) with the machine state kubelet recomputes from this
     boot's per-NUMA memory, keeping every pod's NUMA assignment, when and only when the probe's verdict is
     C(drift_within_bound). The file keeps its layout and gets checksums that every kubelet era accepts.
+  - Kubelet starts its CPU manager before the memory manager. When C(cpu_manager_state) is stale only in its
+    C(defaultCpuSet) (verdict C(cpu_default_set_stale), online CPUs recorded nowhere or only shared CPUs gone),
+    I(state=repaired) re-derives C(defaultCpuSet) from this boot's online CPUs, keeps every pod's exclusive CPUs and the
+    file's layout (C(v2), or v1.37's C(v4) with both halves), and writes it first, then C(memory_manager_state) when
+    its drift is within the bound. Both are backed up and verified, and when either fails both are put back. A node
+    whose memory manager refuses is refused whole.
   - C(in_sync) and C(no_checkpoint) change nothing. Every other verdict fails with the verdict, its causes and
     what to do, and leaves every file byte-identical.
   - With I(state=absent), moves the checkpoint into I(backup_dir) - the explicit form of kubelet's own advice
@@ -72,7 +78,13 @@ options:
   backup_file:
     description:
       - With I(state=restored), the backup to put back. Default the newest C(before-repair) or C(sidelined)
-        backup of the checkpoint in I(backup_dir) (by modification time).
+        backup of the checkpoint in I(backup_dir) (by modification time), unless only I(cpu_backup_file) is given.
+    type: path
+  cpu_backup_file:
+    description:
+      - With I(state=restored), a backup of C(cpu_manager_state) to put back as C(cpu_manager_state) (the
+        RV(cpu_backup_file) of a repair), first, in the same lock and verified write as the checkpoint. Given alone, only
+        C(cpu_manager_state) is restored; with I(backup_file), both (how the remediate role rolls back a repair of both).
     type: path
   force:
     description:
@@ -167,13 +179,30 @@ backup_file:
   type: str
   sample: /var/lib/nodeops-numa-drift/backups/memory_manager_state.20261202T101500Z.before-repair
 restored_from:
-  description: The backup put back (I(state=restored)).
-  returned: state=restored
+  description: The backup put back as the checkpoint (I(state=restored)).
+  returned: state=restored, unless only I(cpu_backup_file) was given
+  type: str
+cpu_restored_from:
+  description: The backup put back as C(cpu_manager_state) (I(state=restored) with I(cpu_backup_file)).
+  returned: state=restored with cpu_backup_file
   type: str
 written_layout:
-  description: The layout written (C(legacy) or C(v3)).
-  returned: state=repaired and the verdict is drift_within_bound
+  description: The layout of C(memory_manager_state) written (C(legacy) or C(v3)).
+  returned: state=repaired and the memory manager's drift is repaired (C(drift_within_bound), or beside C(cpu_default_set_stale))
   type: str
+cpu_written_layout:
+  description:
+    - The layout of C(cpu_manager_state) written (C(v2) or C(v4), the file's own), with only C(defaultCpuSet) re-derived.
+  returned: state=repaired and the verdict is cpu_default_set_stale
+  type: str
+cpu_backup_file:
+  description:
+    - The copy of the original C(cpu_manager_state) (I(state=repaired) with I(backup=true) of a C(cpu_default_set_stale)
+      node), or with I(state=restored) and I(cpu_backup_file) the copy of the C(cpu_manager_state) it replaced.
+    - RV(backup_file) is then the checkpoint's own backup, absent when only C(cpu_manager_state) was written.
+  returned: changed and not check mode, when cpu_manager_state was rewritten
+  type: str
+  sample: /var/lib/nodeops-numa-drift/backups/cpu_manager_state.20261202T101500Z.before-repair
 after:
   description: The verdict and summary of a fresh assessment of the file written (C(in_sync) after a repair).
   returned: changed and not check mode (state=repaired or restored)
@@ -246,8 +275,12 @@ def outcome_result(outcome, base):
     result = dict(base, changed=outcome.changed, action=outcome.action, message=outcome.message, loop_tripped=outcome.loop_tripped)
     if outcome.backup_file:
         result["backup_file"] = outcome.backup_file
+    if outcome.cpu_backup_file:
+        result["cpu_backup_file"] = outcome.cpu_backup_file
     if outcome.restored_from:
         result["restored_from"] = outcome.restored_from
+    if outcome.cpu_restored_from:
+        result["cpu_restored_from"] = outcome.cpu_restored_from
     if outcome.removed_temp_files:
         result["removed_temp_files"] = list(outcome.removed_temp_files)
     if outcome.after is not None and outcome.action != "dry_run":
@@ -259,7 +292,7 @@ def run_or_fail(module, base, step, result):
     params = module.params
     try:
         return run_step(step, result, common_options(module), backup=params["backup"], loop_max_repairs=params["loop_max_repairs"],
-                        backup_file=params["backup_file"])
+                        backup_file=params["backup_file"], cpu_backup_file=params["cpu_backup_file"])
     except RepairError as error:
         failed = dict(base)
         if error.backup_file:
@@ -274,6 +307,7 @@ ARGUMENT_SPEC = dict(
     backup=dict(type="bool", default=True),
     backup_dir=dict(type="path"),
     backup_file=dict(type="path"),
+    cpu_backup_file=dict(type="path"),
     force=dict(type="bool", default=False),
     history_file=dict(type="path"),
     loop_max_repairs=dict(type="int", default=3),
@@ -286,8 +320,9 @@ ARGUMENT_SPEC = dict(
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     state = module.params["state"]
-    if module.params["backup_file"] and state != "restored":
-        module.fail_json(msg="backup_file is only used with state=restored")
+    for name in ("backup_file", "cpu_backup_file"):
+        if module.params[name] and state != "restored":
+            module.fail_json(msg="%s is only used with state=restored" % name)
     try:
         result = probe(HostFiles(module.params["root"]), **probe_arguments(module.params))
     except QuantityError as error:
@@ -303,7 +338,10 @@ def main():
     # A failed write's result carries the diff of what it was about to do (repair, sideline).
     if step == REPAIR:
         base["diff"] = repair_diff(facts)
-        base["written_layout"] = result.assessment.plan.layout
+        if result.assessment.plan is not None:
+            base["written_layout"] = result.assessment.plan.layout
+        if result.cpu is not None and result.cpu.rewrite is not None:
+            base["cpu_written_layout"] = result.cpu.rewrite.layout
     if step == SIDELINE:
         base["diff"] = {"before": numbers_text(facts["nodes"], "recorded") or "present\n", "after": "(absent)\n"}
     outcome = run_or_fail(module, base, step, result)

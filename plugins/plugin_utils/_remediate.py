@@ -109,7 +109,7 @@ def outcome_record(facts: Mapping[str, Any], node_name: str, api: bool, service:
     verdict = facts.get("verdict")
     return {
         "node": node_name, "verdict_before": verdict, "verdict_after": verdict, "action": "none",
-        "summary": facts.get("summary", ""), "cordoned_by_us": False, "api_managed": api, "backup_file": None,
+        "summary": facts.get("summary", ""), "cordoned_by_us": False, "api_managed": api, "backup_file": None, "cpu_backup_file": None,
         "message": "", "numa_drift": dict(facts), "service": service, "event": None,
     }
 
@@ -189,7 +189,7 @@ def repaired_message(outcome: Mapping[str, Any], cordon: Mapping[str, Any], opti
     else:
         note = ", the Node is Ready"
     return "repaired: %s; backup %s; kubelet stayed up for %ss%s" % (
-        outcome.get("summary", ""), outcome.get("backup_file") or "none (nothing was written)", options["settle_seconds"], note)
+        outcome.get("summary", ""), backups_of(outcome) or "none (nothing was written)", options["settle_seconds"], note)
 
 
 def failure_text(task_name: str, result: Mapping[str, Any]) -> str:
@@ -216,6 +216,11 @@ def node_ready_failure(result: Mapping[str, Any], options: Mapping[str, Any]) ->
     ready = next((c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
     return "Node %s did not report Ready within %ss (Ready=%s: %s)" % (
         options["node_name"], options["ready_timeout"], ready.get("status", "?"), ready.get("message", ""))
+
+
+def backups_of(outcome: Mapping[str, Any]) -> str:
+    """The repair's backups, as a message names them: the checkpoint's, and cpu_manager_state's when it was rewritten."""
+    return " and ".join(str(outcome[key]) for key in ("cpu_backup_file", "backup_file") if outcome.get(key))
 
 
 def recovery(task_name: str, result: Mapping[str, Any], state: Mapping[str, Any], options: Mapping[str, Any]) -> Dict[str, Any]:
@@ -258,10 +263,10 @@ def failed_message(rec: Mapping[str, Any], cordon: Mapping[str, Any], restored: 
     cordoned_by = "%s/cordoned-by" % options["annotation_prefix"]
     if phase in RESTORE_PHASES and not rec["api_lost"]:
         if restored:
-            what = "The original checkpoint was put back from %s and kubelet was started again" % outcome.get("backup_file")
+            what = "The original checkpoint was put back from %s and kubelet was started again" % backups_of(outcome)
         else:
             what = ("Putting the original checkpoint back did NOT complete: restore %s to %s by hand (or run the rollback playbook)"
-                    % (outcome.get("backup_file"), options.get("checkpoint_path") or "the checkpoint path"))
+                    % (backups_of(outcome), options.get("checkpoint_path") or "the checkpoint path"))
         message = "kubelet did not come back after the repair (%s). %s%s." % (failure, what, note)
     elif phase == "wait_node":
         message = (

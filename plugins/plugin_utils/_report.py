@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import jinja2
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO, REPAIRABLE, remediate_advice
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO, REPAIRABLE_VERDICTS, remediate_advice
 
 MEMORY = "memory"
 FAILED_ACTIONS = ("failed", "rolled_back", "unreachable")
@@ -59,9 +59,9 @@ NEXT_STEPS = {
     "cpu_manager_refuses": ("Kubelet's CPU manager refuses cpu_manager_state (kubelet's error is in the causes): repairing"
                             " memory_manager_state alone would not start kubelet. Evict the pods named, or drain the node, then"
                             " delete cpu_manager_state. Nothing was touched."),
-    "cpu_default_set_stale": ("Kubelet's CPU manager refuses cpu_manager_state, whose defaultCpuSet alone is stale (every pinned"
-                              " CPU could be kept); this collection does not rewrite cpu_manager_state yet: drain the node and"
-                              " delete it. Nothing was touched."),
+    "cpu_default_set_stale": ("Kubelet's CPU manager refuses cpu_manager_state, whose defaultCpuSet alone is stale: every pinned"
+                              " CPU is kept when it is re-derived (and the memory drift beside it, if any, is repaired in the same"
+                              " kubelet stop): " + remediate_advice() + "."),
     "cpu_checkpoint_untrusted": ("Kubelet would start, but cpu_manager_state cannot be trusted (the causes say why): drain the"
                                  " node and delete it before any repair. Nothing was touched."),
     "policy_mismatch": "The memory manager policy changed: drain the node and delete the checkpoint, as kubelet requires.",
@@ -183,8 +183,8 @@ def what_happened(action: str, before: Optional[str], after: Optional[str], bars
     if action == "probed":
         if before in NOTHING_TO_DO:
             return "nothing to do (%s)" % before
-        if before == "drift_within_bound":
-            return "repairable (drift_within_bound)%s" % moved
+        if before in REPAIRABLE_VERDICTS:
+            return "repairable (%s)%s" % (before, moved)
         return "needs a human (%s)%s" % (before or "unknown", moved)
     words = {
         "repaired": "repaired: %s -> %s%s" % (before, after, moved),
@@ -218,7 +218,7 @@ def what_to_do(action: str, after: Optional[str], advice: str, host: str = "NODE
         return "Run again without remediate_dry_run (and without --check) to repair."
     if action in ATTENTION_ACTIONS:
         return ""  # the message says what to do, with the node's own paths
-    if after == REPAIRABLE:
+    if after in REPAIRABLE_VERDICTS:
         return _sentence(remediate_advice(host, inventory))
     return advice or NEXT_STEPS.get(after, "")
 
@@ -228,7 +228,7 @@ def human_need(entry: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     action, after = entry["action"], entry["verdict_after"]
     if action in ATTENTION_ACTIONS:
         reason, step = entry["what_happened"], entry["message"]
-    elif action in ("probed", "refused") and after and after not in NOTHING_TO_DO and after != REPAIRABLE:
+    elif action in ("probed", "refused") and after and after not in NOTHING_TO_DO and after not in REPAIRABLE_VERDICTS:
         causes = [str(cause.get("message", "")) for cause in entry["causes"] if cause.get("verdict") == after]
         reason, step = (causes[0] if causes else after), entry["what_to_do"] or NEXT_STEPS.get(after, "")
     else:
@@ -364,6 +364,7 @@ def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[st
         "node_state_text": node_state_text(state),
         "api_managed": outcome.get("api_managed"),
         "backup_file": outcome.get("backup_file"),
+        "cpu_backup_file": outcome.get("cpu_backup_file"),
         "bound_bytes": bound,
         "bound_text": size(bound) if bound is not None else None,
         "bound_source": facts.get("bound_source"),
@@ -491,11 +492,12 @@ def assemble(kind: str, rows: Sequence[Dict[str, Any]], stopped: Optional[Mappin
     needs_human = [need for need in (human_need(entry) for entry in rows) if need]
     for entry in rows:  # the row points to the box, which says the next step (said once per page)
         entry["needs_human"] = any(need["host"] == entry["host"] for need in needs_human)
-    repairable = [entry["host"] for entry in rows if entry["verdict_after"] == REPAIRABLE and entry["action"] in ("probed", "dry_run")]
+    repairable = [entry["host"] for entry in rows if entry["verdict_after"] in REPAIRABLE_VERDICTS and entry["action"] in ("probed", "dry_run")]
     next_steps = dict(NEXT_STEPS)
-    still = [entry["host"] for entry in rows if entry["verdict_after"] == REPAIRABLE]  # the per-verdict table's nodes
-    if still:
-        next_steps[REPAIRABLE] = _sentence(remediate_advice(",".join(still), inventory))
+    for verdict in REPAIRABLE_VERDICTS:
+        still = [entry["host"] for entry in rows if entry["verdict_after"] == verdict]  # the per-verdict table's nodes
+        if still:
+            next_steps[verdict] = _sentence(remediate_advice(",".join(still), inventory))
     stopped = stopped if kind == "remediate" and stopped else None
     return {
         "kind": kind,

@@ -40,6 +40,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import f
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import history as _history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import VERDICTS
 from ansible_collections.nodeops.numa_drift.plugins.modules import kubelet_mm_checkpoint, numa_drift_facts
+from ansible_collections.nodeops.numa_drift.tests.support import cputree
 from ansible_collections.nodeops.numa_drift.tests.support.scenario import checkpoint_file
 from ansible_collections.nodeops.numa_drift.tests.support.module_runner import kaslr_node, parsed, read_bytes, run_module
 
@@ -219,6 +220,51 @@ def test_kill_9_at_every_fsync_and_rename(run, drifted, tmp_path, state):
             guarded = run(kubelet_mm_checkpoint, {"root": root, "loop_max_repairs": 1})
             assert guarded.get("failed") and "loop guard" in guarded["msg"], (name, n, guarded)
             assert read_bytes(path) == start
+
+
+def test_kill_9_at_every_fsync_and_rename_of_a_repair_of_both_files(run, drifted, tmp_path):
+    """cpu_manager_state is written first, then memory_manager_state: a kill anywhere leaves each file whole (its
+    original or its repaired bytes), every write that happened counted in the history, and the next run finishes."""
+    reason = strace_usable()
+    if reason:
+        pytest.skip(reason)
+    template = copy_of(drifted, tmp_path, "template")
+    # CPUs 6,7,14,15 came online, recorded nowhere: cpu_default_set_stale, both files repaired in one call.
+    cpu_path = cputree.add_static_cpu_manager(template, range(16), "0-1,3-5,8-9,11-13", {"pod-a": {"app": "2,10"}})
+    done = str(tmp_path / "done")
+    shutil.copytree(template, done, symlinks=True)
+    assert run(kubelet_mm_checkpoint, {"root": done})["cpu_written_layout"] == "v2"
+    relative = os.path.relpath(cpu_path, template)
+    start = (read_bytes(checkpoint_file(template)), read_bytes(cpu_path))
+    final = (read_bytes(checkpoint_file(done)), read_bytes(os.path.join(done, relative)))
+    dry = str(tmp_path / "count")
+    shutil.copytree(template, dry, symlinks=True)
+    counts = syscall_counts({"root": dry})
+    points = [(name, n) for name, total in sorted(counts.items()) for n in range(1, total + 1)]
+    assert sum(counts.get(call, 0) for call in ("rename", "renameat", "renameat2")) >= 4, counts  # two files, the history twice
+    for name, n in points:
+        root = str(tmp_path / ("%s-%d" % (name, n)))
+        shutil.copytree(template, root, symlinks=True)
+        status, result = module_process("kubelet_mm_checkpoint", {"root": root}, strace_inject="%s:signal=SIGKILL:when=%d" % (name, n))
+        assert status in (-9, 137) and result is None, (name, n, status, result)
+        memory, cpu = read_bytes(checkpoint_file(root)), read_bytes(os.path.join(root, relative))
+        assert memory in (start[0], final[0]) and cpu in (start[1], final[1]), "kill at %s #%d left a partial file" % (name, n)
+        assert not (memory == final[0] and cpu == start[1]), "kill at %s #%d: memory_manager_state written before cpu_manager_state" % (name, n)
+        killed = history(root)
+        if cpu == final[1]:
+            assert len(killed) == 1, "kill at %s #%d: cpu_manager_state was written but the history has no entry for it" % (name, n)
+        else:
+            assert all("pending" in entry for entry in killed), (name, n, killed)
+        # The next run finishes the job (or finds it done) and cleans up after the killed one.
+        again = run(kubelet_mm_checkpoint, {"root": root})
+        assert not again.get("failed"), (name, n, again.get("msg"))
+        assert (read_bytes(checkpoint_file(root)), read_bytes(os.path.join(root, relative))) == final, (name, n)
+        assert our_leftovers(root) == [], (name, n)
+        settled = history(root)
+        assert not any("pending" in entry for entry in settled), (name, n, settled)
+        # One entry per write that happened: a kill between the two files leaves two repairs (the loop guard errs on counting).
+        half_done = cpu == final[1] and memory == start[0]
+        assert [entry["action"] for entry in settled] == ["repaired"] * (2 if half_done else 1), (name, n, settled)
 
 
 # --- full and read-only file systems (root only) ----------------------------------------------

@@ -17,8 +17,9 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build
-from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import judge_cpu
+from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import judge, judge_cpu
 from ansible_collections.nodeops.numa_drift.tests.support import cputree, scenario
 from ansible_collections.nodeops.numa_drift.tests.support.cputree import cpu_list, parse_cpu_list
 
@@ -148,23 +149,55 @@ def test_probe_says_what_kubelets_cpu_manager_does(judges, release, case, with_m
     if kubelet.reserved:
         assert cpu_list(ours.reserved) == kubelet.reserved
     if not kubelet.started:
-        assert not result.assessment.repairable and result.assessment.plan is None
+        # Kubelet refuses: never "nothing to do", and repairable only as the stale default set (the repair's own test below
+        # has kubelet start with what it writes); a memory plan only beside that CPU repair.
         assert result.assessment.verdict in ("cpu_manager_refuses", "cpu_default_set_stale"), result.assessment.verdict
+        stale = result.assessment.verdict == "cpu_default_set_stale"
+        assert result.assessment.repairable is stale and (result.cpu.rewrite is not None) is stale
+        assert result.assessment.plan is None or stale
     elif result.cpu.verdict is None and with_memory_drift:
         assert result.assessment.verdict == "drift_within_bound", result.assessment.causes
 
 
-@pytest.mark.parametrize("case", [case for case in CASES if case.name in ("online set grew", "online set grew, strict",
-                                                                          "shared-only CPUs offline", "torn write leaked CPU 5")],
-                         ids=lambda case: case.name)
+REPAIRABLE_CASES = ("online set grew", "online set grew, strict", "shared-only CPUs offline", "torn write leaked CPU 5")
+REPAIR_PAIRS = [(case, drift) for case in CASES if case.name in REPAIRABLE_CASES for drift in (False, True)]
+
+
+@pytest.mark.parametrize("case, with_memory_drift", REPAIR_PAIRS,
+                         ids=["%s%s" % (case.name, ", with memory drift" if drift else "") for case, drift in REPAIR_PAIRS])
 @pytest.mark.parametrize("release", releases())
-def test_the_rederived_default_set_is_one_kubelet_starts_with(judges, release, case, tmp_path):
-    """The repairable class: the default set the probe re-derives (entries verbatim) starts at every release."""
-    first = str(tmp_path / "as-found")
-    result = probe(HostFiles(cputree.build_cpu_node(first, case.cpus or CPUS, case.online, case.config, case.checkpoint(release))),
-                   kubelet_release=version(release))
-    assert result.cpu.verdict == "cpu_default_set_stale", result.cpu.message
-    repaired = in_layout(release, cpu_list(result.cpu.rederived_default), POD)
-    second = cputree.build_cpu_node(str(tmp_path / "repaired"), case.cpus or CPUS, case.online, case.config, repaired)
-    kubelet = judge_cpu(judges[release], second)
+def test_the_repair_of_a_stale_default_cpu_set_is_one_kubelet_starts_with(judges, release, case, with_memory_drift, tmp_path):
+    """The repairable class, repaired by the collection (``repair_node``, as the module, the role and the guard do):
+    kubelet refuses the files as found; after the repair its CPU manager starts at that release, leaves the file as
+    written (it holds exactly that state), keeps every entry; with a memory drift beside it, the memory manager
+    starts too."""
+    root = _tree(str(tmp_path / "node"), case, release, with_memory_drift)
+    assert not judge_cpu(judges[release], root).started
+    result = probe(HostFiles(root), kubelet_release=version(release))
+    assert result.assessment.verdict == "cpu_default_set_stale" and result.assessment.repairable, result.assessment.causes
+    assert (result.assessment.plan is not None) is with_memory_drift
+    outcome = repair_node(result, backup_dir=str(tmp_path / "backups"), history_file=str(tmp_path / "history.json"))
+    assert outcome.action == "repaired" and outcome.after.cpu.cls == "in_sync", outcome.message
+    assert outcome.after.verdict == ("in_sync" if with_memory_drift else "no_checkpoint")  # no memory_manager_state: kubelet writes one
+    kubelet = judge_cpu(judges[release], root)
     assert kubelet.started and kubelet.after == kubelet.before, kubelet.brief()
+    _policy, _default, entries = cputree.read_cpu_checkpoint(kubelet.after)
+    assert entries == cputree.read_cpu_checkpoint(case.checkpoint(release))[2]
+    if with_memory_drift:
+        memory = judge(judges[release], root)
+        assert memory.started, memory.brief()
+
+
+@pytest.mark.parametrize("case", [case for case in CASES if case.name in REPAIRABLE_CASES], ids=lambda case: case.name)
+@pytest.mark.parametrize("layout_of", ["v1.34.4", "v1.37.2"], ids=["a v2 file", "a v4 file"])
+def test_a_repair_with_the_release_unknown_starts_every_release(judges, layout_of, case, tmp_path):
+    """With no release known, the probe judges at every supported release: the file it writes (in its own layout,
+    both halves of a v4 file consistent) starts every release's CPU manager and is left as written."""
+    root = cputree.build_cpu_node(str(tmp_path / "node"), case.cpus or CPUS, case.online, case.config, case.checkpoint(layout_of))
+    result = probe(HostFiles(root))
+    assert not result.settings.release.known and result.assessment.verdict == "cpu_default_set_stale", result.assessment.causes
+    outcome = repair_node(result, backup_dir=str(tmp_path / "backups"), history_file=str(tmp_path / "history.json"))
+    assert outcome.action == "repaired" and outcome.cpu_written_layout == ("v4" if minor(layout_of) >= 37 else "v2"), outcome.message
+    for release in releases():
+        kubelet = judge_cpu(judges[release], root)
+        assert kubelet.started and kubelet.after == kubelet.before, (release, kubelet.brief())

@@ -46,6 +46,7 @@ __all__ = [
     "rederive_default",
     "cpu_data",
     "build_cpu_node",
+    "add_static_cpu_manager",
 ]
 
 # cpu id -> (core_id, physical_package_id, NUMA node)
@@ -218,3 +219,19 @@ def build_cpu_node(root: str, cpus: Mapping[int, Cpu], online: Optional[Iterable
     if checkpoint is not None:
         write_cpu_checkpoint(root, checkpoint)
     return root
+
+
+def add_static_cpu_manager(root: str, online: Iterable[int], default: str, entries: Entries, checksum: Optional[int] = None,
+                           layout: str = "v2") -> str:
+    """A static CPU manager (kube-reserved cpu 1) on a node tree of ``scenario.write_kubelet_node`` (its config.yaml is
+    JSON): 2 sockets x 4 cores x 2 threads, one NUMA node per socket, ``online`` CPUs, and ``cpu_manager_state`` in
+    ``layout`` holding ``default`` and ``entries``. Returns the file's path."""
+    config_path = os.path.join(root, "var/lib/kubelet/config.yaml")
+    with open(config_path, encoding="utf-8") as handle:
+        config = json.load(handle)
+    config.update(cpuManagerPolicy="static", kubeReserved=dict(config.get("kubeReserved") or {}, cpu="1"))
+    with open(config_path, "w", encoding="utf-8") as handle:
+        json.dump(config, handle)
+    add_cpu_topology(root, machine(sockets=2, cores_per_socket=4, threads_per_core=2), online)
+    writer = cpu_checkpoint_v4 if layout == "v4" else cpu_checkpoint_v2
+    return write_cpu_checkpoint(root, writer("static", default, entries) if checksum is None else writer("static", default, entries, checksum=checksum))

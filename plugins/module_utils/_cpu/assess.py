@@ -11,7 +11,9 @@ every supported release when it is unknown: the first that refuses speaks), then
 * the repairable class, where kubelet refuses and only ``defaultCpuSet`` is stale (re-deriving it keeps every
   entry and kubelet's own rules pass on the result): ``cpus_unrecorded`` (online CPUs the file records nowhere:
   the online set grew, or a torn two-step write leaked them), ``shared_cpus_offline`` (only CPUs of the shared pool
-  went away). This collection does not rewrite ``cpu_manager_state`` yet: verdict ``cpu_default_set_stale``;
+  went away). Verdict ``cpu_default_set_stale``, with the file re-written (:mod:`_cpu.rewrite`): ``defaultCpuSet``
+  re-derived, in the file's own layout; a file this collection does not re-write (fields it does not know, a v4 file
+  whose halves disagree) is refused (``cpu_manager_refuses``);
 * refused (verdict ``cpu_manager_refuses``): ``assigned_cpu_offline``, ``reserved_overlaps_assignment``,
   ``config_changed`` (policy, options or reserved CPUs), ``default_overlaps_assignment``, ``no_shared_cpu_left``
   (strict-cpu-reservation with every unreserved CPU assigned, kubernetes#141196), ``corrupt`` (checksum, broken
@@ -31,6 +33,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CpuState, assigned_cpus
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.rewrite import CpuRewrite, rewrite_default_set
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.start import CpuStart, cpu_manager_start
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_STATIC, KubeletSettings
@@ -45,7 +48,8 @@ UNTRUSTED_CLASSES = ("cpu_claimed_twice", "checksum_zero", "unsupported_layout")
 
 class CpuAssessment(Record, frozen=True):
     """The CPU manager's part: its ``cls``, the node ``verdict`` it asks for (None: nothing to do), what kubelet does
-    (``start``), a one-line ``message``, the pods it names, and the default set re-derived (the repairable class)."""
+    (``start``), a one-line ``message``, the pods it names, and the default set re-derived with the file that holds it
+    (``rewrite``: the repairable class)."""
 
     cls: str
     verdict: Optional[str]
@@ -54,6 +58,7 @@ class CpuAssessment(Record, frozen=True):
     pods: Tuple[str, ...] = ()
     rederived_default: Optional[FrozenSet[int]] = None
     problems: Tuple[str, ...] = ()
+    rewrite: Optional[CpuRewrite] = None
 
     @property
     def recorded(self) -> Optional[FrozenSet[int]]:
@@ -154,10 +159,9 @@ _WHAT = {
     "no_checkpoint": "no %(file)s: kubelet's CPU manager writes one",
     "not_static": "cpuManagerPolicy none: kubelet's CPU manager restores %(file)s as it is",
     "cpus_unrecorded": "only defaultCpuSet is stale: online CPUs %(unrecorded)s are recorded nowhere (the online set grew, or a torn "
-                       "two-step write leaked them); re-deriving defaultCpuSet as %(rederived)s keeps every entry, but this collection "
-                       "does not rewrite %(file)s yet",
+                       "two-step write leaked them); re-deriving defaultCpuSet as %(rederived)s keeps every entry",
     "shared_cpus_offline": "only defaultCpuSet is stale: CPUs %(gone)s of the shared pool are offline; re-deriving defaultCpuSet as "
-                           "%(rederived)s keeps every entry, but this collection does not rewrite %(file)s yet",
+                           "%(rederived)s keeps every entry",
     "assigned_cpu_offline": "assigned CPUs %(gone)s are offline or gone: pods %(pods)s lost exclusive CPUs",
     "reserved_overlaps_assignment": "reserved CPUs %(reserved)s overlap the exclusive CPUs of pods %(pods)s",
     "config_changed": "the CPU manager's configuration changed since %(file)s was written (policy, options or reserved CPUs)",
@@ -206,4 +210,10 @@ def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology
                               for release in _releases(settings)]
     start = next((one for one in starts if not one.started), starts[0])
     cls, pods, rederived = _class_of(start, bool(cpu.reserved_system_cpus))
-    return CpuAssessment(cls, verdict_of(cls, start.started), _message(cls, start, pods, rederived, path, ()), start, pods, rederived)
+    message = _message(cls, start, pods, rederived, path, ())
+    if rederived is None or start.state is None or raw is None:
+        return CpuAssessment(cls, verdict_of(cls, start.started), message, start, pods, rederived)
+    rewrite = rewrite_default_set(raw, start.state, rederived)
+    if isinstance(rewrite, str):
+        return CpuAssessment(cls, "cpu_manager_refuses", "%s, but %s is not re-written: %s" % (message, path, rewrite), start, pods, rederived)
+    return CpuAssessment(cls, verdict_of(cls, start.started), message, start, pods, rederived, rewrite=rewrite)

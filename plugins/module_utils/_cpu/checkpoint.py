@@ -21,7 +21,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gospew import GoMap, GoPtr, GoScalar, GoStruct, deep_hash, fnv1a_32
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_STATE_FILE_NAME, go_quote
 
-__all__ = ["CPU_STATE_FILE_NAME", "MAX_CPU_STATE_BYTES", "CORRUPTED", "CpuState", "RestoreError", "restore", "v2_checksum", "data_checksum", "assigned_cpus"]
+__all__ = ["CPU_STATE_FILE_NAME", "MAX_CPU_STATE_BYTES", "CORRUPTED", "CpuState", "RestoreError", "restore", "v2_checksum", "data_checksum",
+           "assigned_cpus", "struct_field", "is_v4"]
 
 MAX_CPU_STATE_BYTES = 4 * 1024 * 1024
 CORRUPTED = "checkpoint is corrupted"  # checkpointmanager/errors ErrCorruptCheckpoint
@@ -76,7 +77,7 @@ def data_checksum(data: str) -> int:
 # --------------------------------------------------------------------------- Go's encoding/json, for these structs
 
 
-def _field(document: Mapping[str, Any], name: str) -> Any:
+def struct_field(document: Mapping[str, Any], name: str) -> Any:
     """A struct field as ``encoding/json`` fills it: the exact key, else a key equal under case folding."""
     if name in document:
         return document[name]
@@ -134,17 +135,17 @@ def _object(text: Union[str, bytes], type_name: str) -> Dict[str, Any]:
 
 def _v2_parts(document: Mapping[str, Any], layout: str = "v2") -> _Parts:
     where = "CPUManagerCheckpointV2"
-    return _Parts(layout, _string(_field(document, "policyName"), where + ".policyName"),
-                  _string(_field(document, "defaultCpuSet"), where + ".defaultCpuSet"), _entries(_field(document, "entries"), where))
+    return _Parts(layout, _string(struct_field(document, "policyName"), where + ".policyName"),
+                  _string(struct_field(document, "defaultCpuSet"), where + ".defaultCpuSet"), _entries(struct_field(document, "entries"), where))
 
 
 def _is_v1(document: Mapping[str, Any]) -> bool:
-    entries = _field(document, "entries")
+    entries = struct_field(document, "entries")
     return isinstance(entries, dict) and any(isinstance(value, str) for value in entries.values())
 
 
 def _has_pod_entries(document: Mapping[str, Any]) -> bool:
-    return bool(_field(document, "podEntries"))
+    return bool(struct_field(document, "podEntries"))
 
 
 # --------------------------------------------------------------------------- the releases' readers
@@ -155,7 +156,7 @@ def _verified_v2(document: Mapping[str, Any], minor: int) -> _Parts:
     except at v1.36, whose fallback to v1 returns the v1 attempt's error ("Return the last error we got"): a file with
     entries does not unmarshal as v1, whose entries map a container id to a string."""
     parts = _v2_parts(document)
-    stored = _checksum(_field(document, "checksum"), "CPUManagerCheckpointV2.checksum")
+    stored = _checksum(struct_field(document, "checksum"), "CPUManagerCheckpointV2.checksum")
     if stored == 0:
         return _Parts(parts.layout, parts.policy_name, parts.default, parts.entries, checksum_zero=True)
     if stored != v2_checksum(parts.policy_name, parts.default, parts.entries):
@@ -168,8 +169,8 @@ def _verified_v2(document: Mapping[str, Any], minor: int) -> _Parts:
 def _v4_parts(document: Mapping[str, Any]) -> _Parts:
     """v1.37's v4 reader: ``data`` unmarshalled, then ``dataChecksum`` verified over it; never a fallback once
     ``data`` or ``dataChecksum`` is set (state_checkpoint.go loadAndMigrateCheckpointV4)."""
-    data = _string(_field(document, "data"), "CPUManagerCheckpoint.data")
-    stored = _checksum(_field(document, "dataChecksum"), "CPUManagerCheckpoint.dataChecksum")
+    data = _string(struct_field(document, "data"), "CPUManagerCheckpoint.data")
+    stored = _checksum(struct_field(document, "dataChecksum"), "CPUManagerCheckpoint.dataChecksum")
     try:
         inner = _object(data, "state.CPUManagerCheckpointData")
     except ValueError as error:
@@ -177,12 +178,12 @@ def _v4_parts(document: Mapping[str, Any]) -> _Parts:
     if stored != data_checksum(data):
         raise ValueError("could not load v4 checkpoint: " + CORRUPTED)
     where = "CPUManagerCheckpointData"
-    return _Parts("v4", _string(_field(inner, "policyName"), where + ".policyName"),
-                  _string(_field(inner, "defaultCpuSet"), where + ".defaultCpuSet"), _entries(_field(inner, "entries"), where))
+    return _Parts("v4", _string(struct_field(inner, "policyName"), where + ".policyName"),
+                  _string(struct_field(inner, "defaultCpuSet"), where + ".defaultCpuSet"), _entries(struct_field(inner, "entries"), where))
 
 
-def _is_v4(document: Mapping[str, Any]) -> bool:
-    return bool(_field(document, "data")) or _field(document, "dataChecksum") not in (None, 0)
+def is_v4(document: Mapping[str, Any]) -> bool:
+    return bool(struct_field(document, "data")) or struct_field(document, "dataChecksum") not in (None, 0)
 
 
 def _read_parts(raw: bytes, minor: int) -> Union[_Parts, RestoreError]:
@@ -194,7 +195,7 @@ def _read_parts(raw: bytes, minor: int) -> Union[_Parts, RestoreError]:
         return RestoreError("a %s layout, which this collection does not read" % ("v1 (entries keyed by container id)" if _is_v1(document)
                                                                                   else "v3 (podEntries)"), modelled=False)
     try:
-        if minor >= 37 and _is_v4(document):
+        if minor >= 37 and is_v4(document):
             return _v4_parts(document)
         return _verified_v2(document, minor)
     except ValueError as error:

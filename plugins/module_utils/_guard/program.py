@@ -6,7 +6,7 @@
 Runs as ``ExecStartPre=-`` of the unit that runs kubelet. At the first start of a boot
 (``<root>/proc/sys/kernel/random/boot_id`` differs from the one recorded in
 ``<root>/var/lib/nodeops-numa-drift/guard.json``, or cannot be read) it probes the node and,
-for ``drift_within_bound`` only, repairs through ``_repair.repair_node(by="guard")`` (backup,
+for a repairable verdict only (``drift_within_bound``, ``cpu_default_set_stale``), repairs through ``_repair.repair_node(by="guard")`` (backup,
 history, loop guard, node lock: the same procedure as ``kubelet_mm_checkpoint``). Every other
 verdict touches nothing, so kubelet fails exactly as it would without the guard. Later starts
 in the same boot only refresh the metrics. It logs one line per decision on stderr, always
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import GUARD_PROGRAM, GUARD_STATE, ProbeResult, probe
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO, REPAIRABLE
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, kubelet_processes, read_regular_file
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, read_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
@@ -102,12 +102,12 @@ def _kubelet_running(root: str) -> List[str]:
 
 
 def _decide(result: ProbeResult, args: argparse.Namespace, deadline: float) -> Decision:
-    """Repair ``drift_within_bound`` only; everything else touches nothing."""
+    """Repair a repairable node only (``drift_within_bound``, ``cpu_default_set_stale``); everything else touches nothing."""
     assessment = result.assessment
     verdict = assessment.verdict
     if verdict in NOTHING_TO_DO:
         return Decision(verdict, "none", assessment.advice)
-    if verdict != REPAIRABLE:
+    if not assessment.repairable:
         return Decision(verdict, "refused", "touched nothing: kubelet decides (%s). What to do: %s"
                         % ("; ".join(assessment.causes_for(verdict)[:1]), assessment.advice))
     running = _kubelet_running(args.root)

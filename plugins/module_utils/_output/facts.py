@@ -227,6 +227,8 @@ def cpu_manager_view(cpu: Optional[CpuAssessment]) -> Optional[Dict[str, Any]]:
         "layout": state.layout if state else None,
         "pods": list(cpu.pods),
         "rederived_default": _cpus(cpu.rederived_default),
+        # The repair rewrites cpu_manager_state (only defaultCpuSet, in this layout), or it is not touched (None).
+        "repair_layout": cpu.rewrite.layout if cpu.rewrite else None,
     }
 
 
@@ -247,9 +249,14 @@ def repair_diff(facts: Dict[str, Any]) -> Dict[str, str]:
     """Diff mode's view of a repair (the module's, and the remediate role's dry run from the probe's facts): each NUMA
     node's numbers as the checkpoint records them, then as the repair writes them (the node's current ones)."""
     path = facts["checkpoint"]["path"]
+    before, after = numbers_text(facts["nodes"], "recorded"), numbers_text(facts["nodes"], "current")
+    cpu = facts.get("cpu") or {}
+    if cpu.get("repair_layout"):  # cpu_manager_state: only defaultCpuSet is re-derived
+        before += "cpu_manager_state.defaultCpuSet = %s\n" % cpu["default"]
+        after += "cpu_manager_state.defaultCpuSet = %s\n" % cpu["rederived_default"]
     return {
         "before_header": path + " (recorded)",
         "after_header": path + " (recomputed)",
-        "before": numbers_text(facts["nodes"], "recorded"),
-        "after": numbers_text(facts["nodes"], "current"),
+        "before": before,
+        "after": after,
     }

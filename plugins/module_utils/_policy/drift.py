@@ -38,7 +38,16 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import describe_bytes, parse_quantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, replace
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import CpuAssessment
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import REPAIRABLE, TOLERATED, UNTESTED, VERDICTS, remediate_advice
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import (
+    CPU_REPAIRABLE,
+    NOTHING_TO_DO,
+    REPAIRABLE,
+    REPAIRABLE_VERDICTS,
+    TOLERATED,
+    UNTESTED,
+    VERDICTS,
+    remediate_advice,
+)
 
 __all__ = [
     "RepairPlan",
@@ -76,9 +85,7 @@ _ADVICE = {
     "fix what the causes name (the online CPUs under /sys/devices/system/cpu, the CPU manager's options), then probe again",
     "cpu_manager_refuses": "nothing was touched, and repairing memory_manager_state alone would not start kubelet: its CPU manager "
     "refuses cpu_manager_state; evict the pods named (or drain the node), then remove cpu_manager_state, as kubelet's error says",
-    "cpu_default_set_stale": "nothing was touched: kubelet's CPU manager refuses cpu_manager_state, whose defaultCpuSet alone is "
-    "stale (every exclusive entry could be kept); this collection does not rewrite cpu_manager_state yet: drain the node and "
-    "remove cpu_manager_state, or wait for the CPU repair",
+    "cpu_default_set_stale": remediate_advice(),
     "cpu_checkpoint_untrusted": "nothing was touched: kubelet would start, but cpu_manager_state cannot be trusted (the causes say "
     "why); drain the node and remove cpu_manager_state before repairing anything",
 }
@@ -102,7 +109,7 @@ class Assessment(Record, frozen=True):
 
     @property
     def repairable(self) -> bool:
-        return self.verdict == REPAIRABLE
+        return self.verdict in REPAIRABLE_VERDICTS
 
     @property
     def advice(self) -> str:
@@ -188,11 +195,16 @@ def assess(
 
 def with_cpu_manager(memory: Assessment, cpu: Optional[CpuAssessment]) -> Assessment:
     """The node's verdict over both managers: a CPU-manager cause comes first in the order (kubelet starts the CPU
-    manager before the memory manager and exits on its error), so the node is repairable only when the CPU manager
-    starts as it is; no repair plan then."""
+    manager before the memory manager and exits on its error). The node is repairable only when each manager starts
+    as it is or is repairable: a stale ``defaultCpuSet`` (``cpu_default_set_stale``) is repaired with the memory
+    manager's drift when there is one (its plan kept), and a memory manager that refuses is the node's verdict."""
     if cpu is None or cpu.verdict is None or memory.verdict == "kubelet_config_unknown":
         return replace(memory, cpu=cpu)
     causes = (Cause(cpu.verdict, cpu.message),) + memory.causes
+    if cpu.verdict == CPU_REPAIRABLE:
+        memory_fine = memory.verdict in NOTHING_TO_DO or memory.verdict == REPAIRABLE
+        verdict = CPU_REPAIRABLE if memory_fine else memory.verdict
+        return replace(memory, verdict=verdict, causes=causes, plan=memory.plan if memory_fine else None, cpu=cpu)
     verdict = _first_verdict(list(causes))
     return replace(memory, verdict=verdict, causes=causes, plan=memory.plan if verdict == memory.verdict else None, cpu=cpu)
 

@@ -13,6 +13,8 @@ import shlex
 __all__ = [
     "VERDICTS",
     "REPAIRABLE",
+    "CPU_REPAIRABLE",
+    "REPAIRABLE_VERDICTS",
     "TOLERATED",
     "CPU_VERDICTS",
     "UNTESTED",
@@ -47,6 +49,10 @@ VERDICTS = (
 )
 CPU_VERDICTS = ("cpu_manager_unknown", "cpu_manager_refuses", "cpu_default_set_stale", "cpu_checkpoint_untrusted")
 REPAIRABLE = "drift_within_bound"
+CPU_REPAIRABLE = "cpu_default_set_stale"
+# What a repair fixes: the memory manager's drift, and the CPU manager's stale defaultCpuSet (with the memory
+# manager's drift beside it, when there is one: both files in one kubelet stop).
+REPAIRABLE_VERDICTS = (CPU_REPAIRABLE, REPAIRABLE)
 TOLERATED = "kubelet_tolerates"
 UNTESTED = "kubelet_release_untested"
 NOTHING_TO_DO = ("in_sync", "no_checkpoint", TOLERATED)

@@ -15,6 +15,7 @@ import os
 import time
 from typing import Callable, List, Optional, Tuple, TypeVar
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import assess_cpu_manager
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, assess
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult, read_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import (
@@ -69,7 +70,9 @@ class RepairError(Exception):
 
 
 class RepairOutcome(Record, frozen=True):
-    """What one call did. ``action``: repaired, sidelined, restored, none, refused, loop_guard, dry_run."""
+    """What one call did. ``action``: repaired, sidelined, restored, none, refused, loop_guard, dry_run. ``backup_file``
+    and ``written_layout`` are memory_manager_state's (of cpu_manager_state's when only that was written); a repair that
+    rewrote cpu_manager_state says its backup and layout in ``cpu_backup_file`` and ``cpu_written_layout``."""
 
     changed: bool
     verdict_before: str
@@ -82,6 +85,9 @@ class RepairOutcome(Record, frozen=True):
     after: Optional[Assessment] = None
     removed_temp_files: Tuple[str, ...] = ()
     restored_from: Optional[str] = None
+    cpu_backup_file: Optional[str] = None
+    cpu_written_layout: Optional[str] = None
+    cpu_restored_from: Optional[str] = None
 
 
 def default_backup_dir(root: str) -> str:
@@ -93,8 +99,17 @@ def _bound_option(assessment: Assessment) -> str:
     return "off" if assessment.bound_bytes == 0 else str(assessment.bound_bytes)
 
 
-def _reassess(result: ProbeResult, raw: Optional[bytes]) -> Assessment:
-    return assess(raw, result.node, result.settings, _bound_option(result.assessment), result.cpu)
+_AS_PROBED = b"\0as probed"  # never a checkpoint's bytes: kubelet's JSON reader refuses a NUL
+
+
+def _reassess(result: ProbeResult, raw: Optional[bytes], cpu_raw: Optional[bytes] = _AS_PROBED) -> Assessment:
+    """A fresh assessment of the node with ``raw`` as memory_manager_state and ``cpu_raw`` as cpu_manager_state (None:
+    absent; by default the bytes the probe read), from the probe's other facts."""
+    cpu = result.cpu
+    read = result.cpu_read
+    if read is not None:
+        cpu = assess_cpu_manager(result.settings, read.topology, read.raw if cpu_raw is _AS_PROBED else cpu_raw, read.path)
+    return assess(raw, result.node, result.settings, _bound_option(result.assessment), cpu)
 
 
 def _clean_stale(directories: List[str]) -> Tuple[str, ...]:
@@ -162,6 +177,17 @@ def _changed_since_probe(result: ProbeResult) -> Optional[bytes]:
     """The checkpoint's bytes when they differ from the probe's (``b""`` standing for "now absent"), else None."""
     current = read_checkpoint(result.path)
     if current == result.raw:
+        return None
+    return b"" if current is None else current
+
+
+def _cpu_changed_since_probe(result: ProbeResult) -> Optional[bytes]:
+    """The same for cpu_manager_state, when the probe read it."""
+    read = result.cpu_read
+    if read is None:
+        return None
+    current = read_checkpoint(read.path)
+    if current == read.raw:
         return None
     return b"" if current is None else current
 
@@ -241,20 +267,25 @@ def _failed_write(path: str, original: Optional[bytes], backup: Optional[str], w
     )
 
 
-def _verification_failed(path: str, original: bytes, backup: Optional[str], problems: List[str]) -> RepairError:
-    problem = _put_back(path, original)
-    if problem is None:
-        return RepairError("the written checkpoint failed verification, the original was put back: %s" % "; ".join(problems), backup, touched=True)
+def _verification_failed(written: List[Tuple[str, bytes, Optional[str]]], problems: List[str]) -> RepairError:
+    """The written files (``(path, original bytes, backup)`` each) failed verification: every original put back."""
+    failed = [(path, problem) for path, original, _backup_file in written for problem in [_put_back(path, original)] if problem is not None]
+    backup = written[-1][2]
+    what, originals = ("checkpoint", "original") if len(written) == 1 else ("checkpoints", "originals")
+    if not failed:
+        return RepairError("the written %s failed verification, the %s %s put back: %s" % (
+            what, originals, "was" if len(written) == 1 else "were", "; ".join(problems)), backup, touched=True)
     return RepairError(
-        "the written checkpoint failed verification (%s) and putting the original back failed too (%s): restore %s by hand"
-        % ("; ".join(problems), problem, backup), backup, touched=True)
+        "the written %s failed verification (%s) and putting the %s back failed too (%s): restore %s by hand"
+        % (what, "; ".join(problems), originals, "; ".join(problem for _path, problem in failed),
+           " and ".join(str(backup_file) for _path, _original, backup_file in written)), backup, touched=True)
 
 
-def _backup(backup_dir: str, result: ProbeResult, content: bytes, reason: str) -> str:
+def _backup(backup_dir: str, path: str, content: bytes, reason: str) -> str:
     try:
-        return write_backup(backup_dir, os.path.basename(result.path), content, reason)
+        return write_backup(backup_dir, os.path.basename(path), content, reason)
     except OSError as error:
-        raise RepairError("could not back up %s into %s, the checkpoint was not touched: %s" % (result.path, backup_dir, error)) from None
+        raise RepairError("could not back up %s into %s, the checkpoint was not touched: %s" % (path, backup_dir, error)) from None
 
 
 def _history_or_refuse(history_file: str) -> list:

@@ -11,10 +11,12 @@ back (a named one, else the newest original: ``RESTORABLE_REASONS``). Stdlib onl
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import MAX_CHECKPOINT_BYTES
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult, read_checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import (
     atomic_write,
     fsync_directory,
@@ -73,7 +75,7 @@ def sideline_checkpoint(
     def body(removed: Tuple[str, ...]) -> RepairOutcome:
         if _changed_since_probe(result) is not None:
             raise RepairError("%s changed while it was being assessed: is kubelet running? Nothing was touched" % result.path)
-        backup_file = _backup(backup_dir, result, result.raw, "sidelined")
+        backup_file = _backup(backup_dir, result.path, result.raw, "sidelined")
 
         def write() -> None:
             try:
@@ -94,21 +96,77 @@ def sideline_checkpoint(
     return _under_lock(result, directories, lock_timeout, history_file, body)
 
 
-def _restore_source(result: ProbeResult, backup_file: Optional[str], backup_dir: str) -> Tuple[str, bytes]:
-    source = backup_file or latest_backup(backup_dir, os.path.basename(result.path), RESTORABLE_REASONS)
+def _restore_source(path: str, backup_file: Optional[str], backup_dir: str) -> Tuple[str, bytes]:
+    source = backup_file or latest_backup(backup_dir, os.path.basename(path), RESTORABLE_REASONS)
     if not source:
         raise RepairError("no backup of %s in %s (%s): nothing to restore, nothing was touched"
-                          % (os.path.basename(result.path), backup_dir, ", ".join("*." + r + "*" for r in RESTORABLE_REASONS)))
+                          % (os.path.basename(path), backup_dir, ", ".join("*." + r + "*" for r in RESTORABLE_REASONS)))
     try:
         return source, read_regular_file(source, MAX_CHECKPOINT_BYTES)
     except OSError as error:
         raise RepairError("cannot read the backup: %s; nothing was touched" % error) from None
 
 
+class _Restore(Record, frozen=True):
+    """One file to put back: where it is, the bytes the probe read there (None: absent), the backup and its bytes."""
+
+    path: str
+    raw: Optional[bytes]
+    source: str
+    content: bytes
+    kept: Optional[str] = None
+
+
+def _restores(result: ProbeResult, backup_file: Optional[str], cpu_backup_file: Optional[str], backup_dir: str) -> List[_Restore]:
+    """What to put back, cpu_manager_state first (kubelet reads it first): ``cpu_backup_file`` as cpu_manager_state
+    when named; ``backup_file`` (else the newest original) as memory_manager_state, unless only a CPU backup is named."""
+    restores = []
+    if cpu_backup_file:
+        if result.cpu_read is None:
+            raise RepairError("cannot restore %s: where kubelet keeps cpu_manager_state is not known (%s); nothing was touched"
+                              % (cpu_backup_file, result.assessment.verdict))
+        source, content = _restore_source(result.cpu_read.path, cpu_backup_file, backup_dir)
+        restores.append(_Restore(result.cpu_read.path, result.cpu_read.raw, source, content))
+    if backup_file or not cpu_backup_file:
+        source, content = _restore_source(result.path, backup_file, backup_dir)
+        restores.append(_Restore(result.path, result.raw, source, content))
+    return restores
+
+
+def _after_restore(result: ProbeResult, restores: List[_Restore]) -> Assessment:
+    contents = {one.path: one.content for one in restores}
+    cpu = result.cpu_read
+    return _reassess(result, contents.get(result.path, result.raw), contents.get(cpu.path, cpu.raw) if cpu else None)
+
+
+def _restore_failed(path: str, raw: Optional[bytes], kept: Optional[str], source: str, error: OSError, earlier: List[_Restore]) -> RepairError:
+    """A restore's write failed: that file made truthful (``_failed_write``), and the files restored before it put back."""
+    failure = _failed_write(path, raw, kept, "restore %s to" % source, error)
+    problems = []
+    for one in earlier:
+        try:
+            if one.raw is None:
+                os.unlink(one.path)  # it did not exist before the restore
+            else:
+                atomic_write(one.path, one.raw)
+        except OSError as problem:
+            problems.append("%s (%s; restore %s by hand)" % (one.path, problem, one.kept or "its backup"))
+    if not earlier:
+        return failure
+    said = "put back too" if not problems else "NOT all put back: " + ", ".join(problems)
+    return RepairError("%s; %s, restored before it, %s" % (failure.message, ", ".join(one.path for one in earlier), said),
+                       failure.backup_file, touched=failure.touched or bool(problems))
+
+
+def _replaced(one: _Restore, name: str) -> str:
+    return "the replaced %s %s" % (name, "was kept in " + one.kept if one.kept else "was not kept" if one.raw is not None else "did not exist")
+
+
 def restore_checkpoint(
     result: ProbeResult,
     *,
     backup_file: Optional[str] = None,
+    cpu_backup_file: Optional[str] = None,
     backup: bool = True,
     backup_dir: Optional[str] = None,
     history_file: Optional[str] = None,
@@ -117,43 +175,59 @@ def restore_checkpoint(
     lock_timeout: float = 30,
     loop_window_hours: float = 24,
 ) -> RepairOutcome:
-    """Put ``backup_file`` (default: the newest ``before-repair``/``sidelined`` backup) back as the checkpoint.
+    """Put ``backup_file`` (default: the newest ``before-repair``/``sidelined`` backup) back as the checkpoint, and
+    ``cpu_backup_file`` as cpu_manager_state (a repair of both files is rolled back with both; naming only
+    ``cpu_backup_file`` restores only cpu_manager_state).
 
-    Through the same verified write. Idempotent: a checkpoint that already holds the backup's
-    bytes is left alone (``changed`` false). With ``backup``, the checkpoint it replaces is
-    kept as ``<name>.<stamp>.before-restore`` (never chosen by a later default restore).
+    Through the same verified write. Idempotent: a file that already holds its backup's bytes is left alone
+    (``changed`` false when all do). With ``backup``, each file it replaces is kept as
+    ``<name>.<stamp>.before-restore`` (never chosen by a later default restore).
     """
     verdict = result.assessment.verdict
     root = result.node.root
     backup_dir = backup_dir or default_backup_dir(root)
     history_file = history_file or history_path(root)
     directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
-    source, content = _restore_source(result, backup_file, backup_dir)
-    if content == result.raw:
+    if result.cpu_read is not None:
+        directories.append(os.path.dirname(result.cpu_read.path))
+    restores = _restores(result, backup_file, cpu_backup_file, backup_dir)
+    sources = " and ".join(one.source for one in restores)
+    memory_source = next((one.source for one in restores if one.path == result.path), None)
+    cpu_source = cpu_backup_file and restores[0].source
+    pending = [one for one in restores if one.content != one.raw]
+    if not pending:
         removed = () if dry_run else tidy_node(result, directories, lock_timeout, history_file)
-        return RepairOutcome(False, verdict, verdict, None, "%s already holds the bytes of %s: nothing to do" % (result.path, source),
-                             restored_from=source, removed_temp_files=removed)
-    after = _reassess(result, content)
+        return RepairOutcome(False, verdict, verdict, None, "%s already %s the bytes of %s: nothing to do" % (
+            " and ".join(one.path for one in restores), "holds" if len(restores) == 1 else "hold", sources),
+            restored_from=memory_source, cpu_restored_from=cpu_source, removed_temp_files=removed)
+    after = _after_restore(result, restores)
+    targets = " and ".join(one.path for one in pending)
     if dry_run:
-        return RepairOutcome(True, verdict, after.verdict, None, "dry run: would restore %s to %s" % (source, result.path),
-                             action="dry_run", after=after, restored_from=source)
+        return RepairOutcome(True, verdict, after.verdict, None, "dry run: would restore %s to %s" % (sources, targets),
+                             action="dry_run", after=after, restored_from=memory_source, cpu_restored_from=cpu_source)
 
     def body(removed: Tuple[str, ...]) -> RepairOutcome:
-        if _changed_since_probe(result) is not None:
-            raise RepairError("%s changed while it was being assessed: is kubelet running? Nothing was touched" % result.path)
-        kept = _backup(backup_dir, result, result.raw, "before-restore") if backup and result.raw is not None else None
+        changed = [one.path for one in pending if read_checkpoint(one.path) != one.raw]
+        if changed:
+            raise RepairError("%s changed while it was being assessed: is kubelet running? Nothing was touched" % " and ".join(changed))
+        kept = [_Restore(one.path, one.raw, one.source, one.content,
+                         _backup(backup_dir, one.path, one.raw, "before-restore") if backup and one.raw is not None else None) for one in pending]
 
         def write() -> None:
-            try:
-                atomic_write(result.path, content)
-            except OSError as error:
-                raise _failed_write(result.path, result.raw, kept, "restore %s to" % source, error) from None
+            for index, one in enumerate(kept):
+                try:
+                    atomic_write(one.path, one.content)
+                except OSError as error:
+                    raise _restore_failed(one.path, one.raw, one.kept, one.source, error, kept[:index]) from None
 
-        entry = ("restored", by, verdict, source, "restored %s (%s)" % (source, after.verdict))
-        _nothing, note = _recorded(history_file, entry, loop_window_hours, result.path, result.raw, write)
-        message = "restored %s to %s (now %s); the replaced checkpoint %s%s" % (
-            source, result.path, after.verdict, "was kept in " + kept if kept else "was not kept" if result.raw else "did not exist", note)
-        return RepairOutcome(True, verdict, after.verdict, kept, message, action="restored", after=after,
-                             removed_temp_files=removed, restored_from=source)
+        followed = kept[0]  # the pending history entry follows the file written first (as a repair's)
+        entry = ("restored", by, verdict, followed.source, "restored %s (%s)" % (sources, after.verdict))
+        _nothing, note = _recorded(history_file, entry, loop_window_hours, followed.path, followed.raw, write)
+        replaced = "; ".join(_replaced(one, "checkpoint" if one.path == result.path else os.path.basename(one.path)) for one in kept)
+        message = "restored %s to %s (now %s); %s%s" % (sources, targets, after.verdict, replaced, note)
+        memory_kept = next((one.kept for one in kept if one.path == result.path), None)
+        return RepairOutcome(True, verdict, after.verdict, memory_kept, message, action="restored", after=after,
+                             removed_temp_files=removed, restored_from=memory_source, cpu_restored_from=cpu_source,
+                             cpu_backup_file=next((one.kept for one in kept if one.path != result.path), None))
 
     return _under_lock(result, directories, lock_timeout, history_file, body)

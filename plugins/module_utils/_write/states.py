@@ -42,11 +42,11 @@ def step_for(state: str, result: ProbeResult) -> str:
         raise ValueError("state must be one of %s, not %r" % (", ".join(STATES), state))
     if state == "restored":
         return RESTORE
+    if state == "repaired" and result.assessment.repairable:
+        return REPAIR  # memory_manager_state, cpu_manager_state or both (a stale defaultCpuSet beside no memory file)
     if result.raw is None:
         return CLEANUP
-    if state == "repaired" and not result.assessment.repairable:
-        return CHECK
-    return SIDELINE if state == "absent" else REPAIR
+    return SIDELINE if state == "absent" else CHECK
 
 
 def kubelet_refusal(step: str, root: str, force: bool, path: str, proc_dir: str = "/proc") -> Optional[str]:
@@ -64,11 +64,11 @@ def kubelet_refusal(step: str, root: str, force: bool, path: str, proc_dir: str 
 
 
 def run_step(step: str, result: ProbeResult, options: Dict[str, Any], backup: bool = True, loop_max_repairs: int = 3,
-             backup_file: Optional[str] = None) -> RepairOutcome:
+             backup_file: Optional[str] = None, cpu_backup_file: Optional[str] = None) -> RepairOutcome:
     """Make ``step``'s write; ``options`` are those every write takes (backup_dir, history_file, by, dry_run,
     lock_timeout, loop_window_hours). Raises :class:`_write.procedure.RepairError` as the writes do."""
     if step == RESTORE:
-        return restore_checkpoint(result, backup=backup, backup_file=backup_file, **options)
+        return restore_checkpoint(result, backup=backup, backup_file=backup_file, cpu_backup_file=cpu_backup_file, **options)
     if step in (CLEANUP, SIDELINE):
         return sideline_checkpoint(result, **options)
     if step == CHECK:

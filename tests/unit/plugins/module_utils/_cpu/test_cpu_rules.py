@@ -145,7 +145,8 @@ def test_classes(tmp_path, online, default, entries, cls, verdict):
     root = cputree.build_cpu_node(str(tmp_path), CPUS, online, STATIC, cputree.cpu_checkpoint_v2("static", default, entries))
     result = probe(HostFiles(root), kubelet_release="1.35.4")
     assert (result.cpu.cls, result.cpu.verdict) == (cls, verdict), result.cpu.message
-    assert result.assessment.repairable is False or verdict is None
+    # No memory_manager_state: the CPU manager's verdict is the node's, repairable only for a stale defaultCpuSet.
+    assert result.assessment.repairable is (verdict == "cpu_default_set_stale")
     if verdict:
         assert result.assessment.verdict == verdict and result.assessment.plan is None
     if cls == "assigned_cpu_offline":

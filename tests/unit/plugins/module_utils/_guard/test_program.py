@@ -195,3 +195,27 @@ def test_the_boot_record_is_written_under_the_node_lock(tmp_path):
         holder.wait()
     _guard._write_state(root, {"boot_id": "b", "action": "none"}, 5)  # pylint: disable=protected-access
     assert guard_record(root)["boot_id"] == "b"
+
+
+def test_repairs_a_stale_default_cpu_set_beside_the_drift_to_the_bytes_the_module_writes(tmp_path, capsys):
+    """The same decision before kubelet starts: with CPUs recorded nowhere in cpu_manager_state beside a memory drift,
+    the guard writes both files as the module does, and the node is in sync."""
+    from ansible_collections.nodeops.numa_drift.tests.support import cputree  # pylint: disable=import-outside-toplevel
+
+    root = node(tmp_path, "guarded", node0=-KASLR_KB, node1=KASLR_KB)
+    cpu_state = cputree.add_static_cpu_manager(root, range(16), "0-1,3-5,8-9,11-13", {"pod-a": {"app": "2,10"}})
+    twin = str(tmp_path / "module")
+    shutil.copytree(root, twin, symlinks=True)
+    assert _probe.probe(HostFiles(root)).assessment.verdict == "cpu_default_set_stale"
+
+    assert _guard.main(["--root", root]) == 0
+    result = run_module(capsys, kubelet_mm_checkpoint, {"root": twin, "state": "repaired"})
+
+    assert result["changed"] is True and result["cpu_written_layout"] == "v2"
+    assert read(cpu_state) == read(os.path.join(twin, os.path.relpath(cpu_state, root)))
+    assert read(checkpoint_file(root)) == read(checkpoint_file(twin))
+    assert cputree.read_cpu_checkpoint(read(cpu_state))[1:] == ("0-1,3-9,11-15", {"pod-a": {"app": "2,10"}})
+    again = _probe.probe(HostFiles(root))
+    assert (again.assessment.verdict, again.cpu.cls) == ("in_sync", "in_sync")
+    record = guard_record(root)
+    assert (record["verdict"], record["action"]) == ("cpu_default_set_stale", "repaired")

@@ -212,7 +212,7 @@ def test_changed_since_probe(tmp_path):
 def test_a_write_that_changed_nothing_removes_its_backup(tmp_path):
     root = drifted(tmp_path)
     result = probe(HostFiles(root))
-    backup = procedure._backup(procedure.default_backup_dir(root), result, result.raw, "before-repair")  # pylint: disable=protected-access
+    backup = procedure._backup(procedure.default_backup_dir(root), result.path, result.raw, "before-repair")  # pylint: disable=protected-access
     assert read(backup) == result.raw
     error = procedure._failed_write(result.path, result.raw, backup, "rewrite", "disk full")  # pylint: disable=protected-access
     assert error.message == "could not rewrite %s: disk full; %s was not changed; its backup %s was removed" % (result.path, result.path, backup)
@@ -240,7 +240,7 @@ def test_when_even_the_put_back_fails_the_message_says_restore_by_hand(tmp_path)
     result = probe(HostFiles(root))
     os.unlink(result.path)
     os.makedirs(result.path)  # the put-back cannot replace a directory
-    error = procedure._verification_failed(result.path, result.raw, "/b/copy", ["checksum wrong"])  # pylint: disable=protected-access
+    error = procedure._verification_failed([(result.path, result.raw, "/b/copy")], ["checksum wrong"])  # pylint: disable=protected-access
     assert error.message.startswith("the written checkpoint failed verification (checksum wrong) and putting the original back "
                                     "failed too (")
     assert error.message.endswith("): restore /b/copy by hand") and error.touched
@@ -250,7 +250,7 @@ def test_a_failed_verification_puts_the_original_back(tmp_path):
     root = drifted(tmp_path)
     result = probe(HostFiles(root))
     write(result.path, b"bad")
-    error = procedure._verification_failed(result.path, result.raw, "/b/copy", ["a", "b"])  # pylint: disable=protected-access
+    error = procedure._verification_failed([(result.path, result.raw, "/b/copy")], ["a", "b"])  # pylint: disable=protected-access
     assert error.message == "the written checkpoint failed verification, the original was put back: a; b"
     assert read(result.path) == result.raw
 
@@ -261,6 +261,6 @@ def test_a_backup_that_cannot_be_written_refuses_before_the_checkpoint_is_touche
     backup_dir = os.path.join(root, "var/lib/nodeops-numa-drift/backups")
     write(backup_dir, b"a file where the backup dir goes")
     with pytest.raises(procedure.RepairError) as raised:
-        procedure._backup(backup_dir, result, result.raw, "before-repair")  # pylint: disable=protected-access
+        procedure._backup(backup_dir, result.path, result.raw, "before-repair")  # pylint: disable=protected-access
     assert raised.value.message.startswith("could not back up %s into %s, the checkpoint was not touched: " % (result.path, backup_dir))
     assert read(result.path) == result.raw

@@ -136,27 +136,21 @@ def test_an_in_sync_node_is_left_as_it_is(tmp_path):
     assert tree_snapshot(root) == before
 
 
-def _with_cpu_manager(root, online, default, entries):
-    """A static CPU manager beside the memory drift: 2 sockets x 4 cores x 2 threads, one NUMA node per socket."""
+def _with_cpu_manager(root, online, default, entries, checksum=None, layout="v2"):
+    """A static CPU manager beside the memory drift (``cputree.add_static_cpu_manager``)."""
     from ansible_collections.nodeops.numa_drift.tests.support import cputree  # pylint: disable=import-outside-toplevel
 
-    config_path = os.path.join(root, "var/lib/kubelet/config.yaml")
-    config = json.loads(read(config_path))
-    config.update(cpuManagerPolicy="static", kubeReserved=dict(config.get("kubeReserved") or {}, cpu="1"))
-    with open(config_path, "w", encoding="utf-8") as handle:
-        json.dump(config, handle)
-    cputree.add_cpu_topology(root, cputree.machine(sockets=2, cores_per_socket=4, threads_per_core=2), online)
-    cputree.write_cpu_checkpoint(root, cputree.cpu_checkpoint_v2("static", default, entries))
+    return cputree.add_static_cpu_manager(root, online, default, entries, checksum=checksum, layout=layout)
 
 
 @pytest.mark.parametrize("online, default, verdict", [
     ([cpu for cpu in range(16) if cpu != 10], "0-1,3-9,11-15", "cpu_manager_refuses"),  # the pod's CPU 10 went offline
-    (list(range(16)), "0-1,3-5,8-9,11-13", "cpu_default_set_stale"),  # CPUs 6,7,14,15 recorded nowhere
+    (list(range(16)), "0-1,3-9,11-15", "cpu_checkpoint_untrusted"),  # checksum 0 (below): kubelet would start, unverified
 ])
 def test_a_memory_repair_is_refused_while_the_cpu_manager_would_refuse_and_both_files_stay(tmp_path, online, default, verdict):
     """kubelet starts the CPU manager first: a memory-only repair would not bring kubelet back, so nothing is written."""
     root = drifted(tmp_path)
-    _with_cpu_manager(root, online, default, {"pod-a": {"app": "2,10"}})
+    _with_cpu_manager(root, online, default, {"pod-a": {"app": "2,10"}}, checksum=0 if verdict == "cpu_checkpoint_untrusted" else None)
     result = probe(HostFiles(root), kubelet_release="1.35.4")
     assert result.assessment.verdict == verdict and not result.assessment.repairable and result.assessment.plan is None
     assert "drift_within_bound" in [cause.verdict for cause in result.assessment.causes]  # the memory drift is still listed
@@ -173,3 +167,126 @@ def test_a_memory_repair_goes_ahead_when_the_cpu_manager_starts(tmp_path):
     result = probe(HostFiles(root), kubelet_release="1.35.4")
     assert (result.cpu.cls, result.assessment.verdict) == ("in_sync", "drift_within_bound")
     assert repair.repair_node(result).after.verdict == "in_sync"
+
+
+CPU_STATE = "var/lib/kubelet/cpu_manager_state"
+POD_A = {"pod-a": {"app": "2,10"}}
+
+
+def _cpu_state(root):
+    from ansible_collections.nodeops.numa_drift.tests.support import cputree  # pylint: disable=import-outside-toplevel
+
+    return cputree.read_cpu_checkpoint(read(os.path.join(root, CPU_STATE)))
+
+
+@pytest.mark.parametrize("layout, release", [("v2", "1.35.4"), ("v4", "1.37.2")])
+@pytest.mark.parametrize("memory_drift", [True, False], ids=["with memory drift", "cpu only"])
+def test_a_stale_default_cpu_set_is_rederived_in_the_files_layout_with_every_entry_kept(tmp_path, layout, release, memory_drift):
+    """CPUs 6,7,14,15 came online (recorded nowhere): defaultCpuSet becomes online - assigned, the entry stays, the
+    file keeps its layout; with a memory drift beside it both files are written in one call, each backed up."""
+    root = drifted(tmp_path) if memory_drift else drifted(tmp_path, drift_kib=0)
+    _with_cpu_manager(root, list(range(16)), "0-1,3-5,8-9,11-13", POD_A, layout=layout)
+    result = probe(HostFiles(root), kubelet_release=release)
+    assert result.assessment.verdict == "cpu_default_set_stale" and result.assessment.repairable, result.assessment.causes
+    assert (result.assessment.plan is not None) is memory_drift
+    cpu_before = read(os.path.join(root, CPU_STATE))
+    outcome = repair.repair_node(result)
+    assert outcome.changed and outcome.action == "repaired", outcome.message
+    assert outcome.after.verdict == "in_sync" and outcome.after.cpu.cls == "in_sync"
+    assert outcome.cpu_written_layout == layout and outcome.written_layout == (result.assessment.plan.layout if memory_drift else None)
+    policy, default, entries = _cpu_state(root)
+    assert (policy, default, entries) == ("static", "0-1,3-9,11-15", POD_A)
+    with open(outcome.cpu_backup_file, "rb") as handle:
+        assert handle.read() == cpu_before
+    written = read(os.path.join(root, CPU_STATE))
+    assert (b'"data":' in written) is (layout == "v4")
+    assert (outcome.backup_file is not None) is memory_drift  # the checkpoint's own backup, only when it was written
+    again = probe(HostFiles(root), kubelet_release=release)
+    assert again.assessment.verdict == "in_sync" and again.cpu.cls == "in_sync"
+
+
+def test_a_stale_default_cpu_set_beside_a_memory_refusal_is_refused_and_both_files_stay(tmp_path):
+    """The node is repairable only when every manager is: a memory drift beyond the bound refuses the whole node."""
+    root = drifted(tmp_path, drift_kib=4 * 1024 * 1024)
+    _with_cpu_manager(root, list(range(16)), "0-1,3-5,8-9,11-13", POD_A)
+    result = probe(HostFiles(root), kubelet_release="1.35.4", drift_bound="64Mi")
+    assert result.cpu.verdict == "cpu_default_set_stale"
+    assert result.assessment.verdict == "drift_exceeds_bound" and not result.assessment.repairable
+    assert result.assessment.causes[0].verdict == "cpu_default_set_stale"  # kubelet's first error is still shown first
+    before = tree_snapshot(root)
+    assert repair.repair_node(result).action == "refused"
+    assert tree_snapshot(root) == before
+
+
+def test_a_failed_memory_write_puts_the_cpu_manager_state_back(tmp_path, monkeypatch):
+    """cpu_manager_state is written first; when memory_manager_state's write fails after it, both hold their original bytes."""
+    root = drifted(tmp_path)
+    _with_cpu_manager(root, list(range(16)), "0-1,3-5,8-9,11-13", POD_A)
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    assert result.assessment.plan is not None and result.cpu.rewrite is not None
+    cpu_before, memory_before = read(os.path.join(root, CPU_STATE)), read(result.path)
+    real = repair.atomic_write
+
+    def failing(path, content):
+        if path == result.path:
+            raise OSError(28, "No space left on device")
+        real(path, content)
+
+    monkeypatch.setattr(repair, "atomic_write", failing)
+    with pytest.raises(procedure.RepairError) as raised:
+        repair.repair_node(result)
+    assert "No space left on device" in raised.value.message and "was put back" in raised.value.message
+    assert read(os.path.join(root, CPU_STATE)) == cpu_before and read(result.path) == memory_before
+
+
+def test_a_cpu_manager_state_changed_since_the_probe_is_not_touched(tmp_path):
+    root = drifted(tmp_path, drift_kib=0)
+    _with_cpu_manager(root, list(range(16)), "0-1,3-5,8-9,11-13", POD_A)
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    _with_cpu_manager(root, list(range(16)), "0-1,3-5,8-9,11-14", POD_A)  # kubelet (or someone) wrote it meanwhile
+    before = tree_snapshot(root)
+    with pytest.raises(procedure.RepairError) as raised:
+        repair.repair_node(result)
+    assert "cpu_manager_state changed while it was being assessed" in raised.value.message
+    assert tree_snapshot(root) == before
+
+
+def test_a_repair_of_both_files_is_rolled_back_with_both_backups(tmp_path):
+    """The remediate role's rollback (kubelet did not come back): both backups of the repair put back, cpu_manager_state
+    first, each file it replaces kept; naming only the CPU backup restores only cpu_manager_state."""
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import sideline  # pylint: disable=import-outside-toplevel
+
+    root = drifted(tmp_path)
+    _with_cpu_manager(root, list(range(16)), "0-1,3-5,8-9,11-13", POD_A)
+    cpu_path = os.path.join(root, CPU_STATE)
+    cpu_before, memory_before = read(cpu_path), read(probe(HostFiles(root), kubelet_release="1.35.4").path)
+    repaired = repair.repair_node(probe(HostFiles(root), kubelet_release="1.35.4"))
+    assert repaired.backup_file and repaired.cpu_backup_file and repaired.backup_file != repaired.cpu_backup_file
+    cpu_repaired = read(cpu_path)
+    assert cpu_repaired != cpu_before
+
+    only_cpu = sideline.restore_checkpoint(probe(HostFiles(root), kubelet_release="1.35.4"), cpu_backup_file=repaired.cpu_backup_file)
+    assert only_cpu.action == "restored" and only_cpu.cpu_restored_from == repaired.cpu_backup_file and only_cpu.restored_from is None
+    assert read(cpu_path) == cpu_before and read(os.path.join(root, "var/lib/kubelet/memory_manager_state")) != memory_before
+    with open(only_cpu.cpu_backup_file, "rb") as handle:
+        assert handle.read() == cpu_repaired  # the file it replaced is kept
+
+    both = sideline.restore_checkpoint(probe(HostFiles(root), kubelet_release="1.35.4"), backup_file=repaired.backup_file,
+                                       cpu_backup_file=repaired.cpu_backup_file)
+    assert both.action == "restored" and both.verdict_after == "cpu_default_set_stale", both.message
+    assert read(cpu_path) == cpu_before and read(os.path.join(root, "var/lib/kubelet/memory_manager_state")) == memory_before
+    again = sideline.restore_checkpoint(probe(HostFiles(root), kubelet_release="1.35.4"), backup_file=repaired.backup_file,
+                                        cpu_backup_file=repaired.cpu_backup_file)
+    assert (again.changed, again.action) == (False, "none") and "already hold the bytes" in again.message
+
+
+def test_a_cpu_only_repair_names_no_checkpoint_backup(tmp_path):
+    """Only cpu_manager_state written: backup_file (the checkpoint's) stays empty, so no rollback can put a CPU backup
+    over memory_manager_state."""
+    root = drifted(tmp_path, drift_kib=0)
+    _with_cpu_manager(root, list(range(16)), "0-1,3-5,8-9,11-13", POD_A)
+    memory = probe(HostFiles(root), kubelet_release="1.35.4").path
+    memory_before = read(memory)
+    outcome = repair.repair_node(probe(HostFiles(root), kubelet_release="1.35.4"))
+    assert outcome.action == "repaired" and outcome.backup_file is None and outcome.cpu_backup_file
+    assert read(memory) == memory_before
