@@ -146,3 +146,25 @@ def test_backup_file_is_only_for_restored(run, tmp_path):
     assert result["failed"] is True
     assert result["msg"] == "backup_file is only used with state=restored"
     assert tree_snapshot(root) == before
+
+
+def test_a_repair_of_both_files_is_rolled_back_through_the_module_with_both_backups(run, tmp_path):
+    """The module's side of the remediate role's rollback: the repair returns both backups (cpu_backup_file beside
+    backup_file), and state=restored with both puts both originals back; cpu_backup_file needs state=restored."""
+    from ansible_collections.nodeops.numa_drift.tests.support import cputree  # pylint: disable=import-outside-toplevel
+
+    root = kaslr_node(tmp_path)
+    cpu_path = cputree.add_static_cpu_manager(root, range(16), "0-1,3-5,8-9,11-13", {"pod-a": {"app": "2,10"}})
+    originals = (read_bytes(checkpoint_file(root)), read_bytes(cpu_path))
+    repaired = run(kubelet_mm_checkpoint, {"root": root})
+    assert repaired["changed"] is True and repaired["verdict"] == "cpu_default_set_stale"
+    assert (repaired["written_layout"], repaired["cpu_written_layout"]) == ("legacy", "v2")
+    assert read_bytes(repaired["backup_file"]) == originals[0] and read_bytes(repaired["cpu_backup_file"]) == originals[1]
+    assert "cpu_manager_state.defaultCpuSet = 0-1,3-9,11-15" in repaired["diff"]["after"]
+    misplaced = run(kubelet_mm_checkpoint, {"root": root, "cpu_backup_file": repaired["cpu_backup_file"]})
+    assert misplaced["failed"] and misplaced["msg"] == "cpu_backup_file is only used with state=restored"
+    restored = run(kubelet_mm_checkpoint, {"root": root, "state": "restored", "backup_file": repaired["backup_file"],
+                                           "cpu_backup_file": repaired["cpu_backup_file"]})
+    assert restored["changed"] is True and restored["after"]["verdict"] == "cpu_default_set_stale"
+    assert (restored["restored_from"], restored["cpu_restored_from"]) == (repaired["backup_file"], repaired["cpu_backup_file"])
+    assert (read_bytes(checkpoint_file(root)), read_bytes(cpu_path)) == originals

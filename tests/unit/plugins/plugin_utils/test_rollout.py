@@ -130,6 +130,21 @@ def test_recovery_puts_the_checkpoint_back_only_after_a_write():
     assert stop["restart"] and not stop["restore"]
 
 
+@pytest.mark.parametrize("restored", [True, False])
+def test_a_rollback_after_a_repair_of_both_files_names_both_backups(restored):
+    """kubelet did not come back after a repair that wrote cpu_manager_state too: the message names both backups, the
+    CPU one first (put back first), whether the restore completed or is left to the operator."""
+    rec = _remediate.recovery("Wait for kubelet to become active", {"msg": "exited"}, {"checkpoint_written": True, "cordoned_by_us": True},
+                              options())
+    assert rec["restore"]
+    outcome = {"backup_file": "/b/memory_manager_state.x.before-repair", "cpu_backup_file": "/b/cpu_manager_state.x.before-repair"}
+    message = _remediate.failed_message(rec, {"cordoned_by_us": True}, restored, [], outcome, options())
+    both = "/b/cpu_manager_state.x.before-repair and /b/memory_manager_state.x.before-repair"
+    assert (("put back from " + both) if restored else ("restore " + both + " to ")) in message, message
+    only_cpu = _remediate.failed_message(rec, {"cordoned_by_us": True}, True, [], dict(outcome, backup_file=None), options())
+    assert "put back from /b/cpu_manager_state.x.before-repair and kubelet" in only_cpu, only_cpu
+
+
 def test_drain_wait_restores_nothing_and_says_the_node_is_repaired_but_cordoned():
     result = {"warnings": ["timeout reached while pods were still running."]}
     rec = _remediate.recovery("Wait for the evicted pods to end", result, {"checkpoint_written": True, "cordoned_by_us": True},
