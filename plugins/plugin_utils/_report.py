@@ -365,6 +365,9 @@ def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[st
         "api_managed": outcome.get("api_managed"),
         "backup_file": outcome.get("backup_file"),
         "cpu_backup_file": outcome.get("cpu_backup_file"),
+        # Kubelet's CPU manager, which it starts first (numa_drift.cpu): its class and the CPUs, for the details line.
+        "cpu_manager": {key: (facts.get("cpu") or {}).get(key) for key in ("class", "verdict", "online", "recorded", "reserved", "layout",
+                                                                         "rederived_default", "pods")} if facts.get("cpu") else None,
         "bound_bytes": bound,
         "bound_text": size(bound) if bound is not None else None,
         "bound_source": facts.get("bound_source"),

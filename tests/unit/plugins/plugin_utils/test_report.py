@@ -465,3 +465,23 @@ def test_each_row_shows_its_nodes_ready_condition_and_who_cordoned_it(tmp_path):
     quiet = _report.build("probe", ["w1"], [probed_outcome(facts, "w1")], [""], None, {}, "api", "t", states_source="off")
     assert quiet["nodes"][0]["node_state"] is None and quiet["nodes"][0]["node_state_text"] == "" and quiet["node_states_source"] == "off"
     assert 'data-field="node-state"' not in _report.render_html(quiet)
+
+
+def test_a_stale_default_cpu_set_is_repairable_in_the_report_and_its_details_show_the_cpu_manager(tmp_path):
+    """Both managers in the report: the node is listed as repairable with the remediate command, its row names the CPU
+    manager's class, the CPUs online and recorded and the defaultCpuSet the repair writes."""
+    from ansible_collections.nodeops.numa_drift.tests.support import cputree  # pylint: disable=import-outside-toplevel
+
+    root = drifted_node(tmp_path)
+    cputree.add_static_cpu_manager(root, range(16), "0-1,3-5,8-9,11-13", {"pod-a": {"app": "2,10"}})
+    facts = facts_of(root, kubelet_release="1.35.4")
+    assert facts["verdict"] == "cpu_default_set_stale" and facts["repairable"] is True
+    report = _report.build("probe", ["worker-7"], [probed_outcome(facts)], [""], None, {}, "api", "t")
+    entry = report["nodes"][0]
+    assert report["repairable"] == ["worker-7"] and report["needs_human"] == []
+    assert entry["what_happened"].startswith("repairable (cpu_default_set_stale)")
+    assert "nodeops.numa_drift.remediate --limit worker-7" in report["next_steps"]["cpu_default_set_stale"]
+    assert entry["cpu_manager"]["class"] == "cpus_unrecorded" and entry["cpu_manager"]["rederived_default"] == "0-1,3-9,11-15"
+    html = _report.render_html(report)
+    assert ("CPU manager (started before the memory manager): cpus_unrecorded, CPUs online 0-15, recorded 0-5,8-13, "
+            "defaultCpuSet re-derived 0-1,3-9,11-15.") in html
