@@ -297,6 +297,8 @@ def run_or_fail(module, base, step, result):
         failed = dict(base)
         if error.backup_file:
             failed["backup_file"] = error.backup_file
+        if error.cpu_backup_file:
+            failed["cpu_backup_file"] = error.cpu_backup_file
         module.fail_json(msg=error.message, touched=error.touched, **failed)
 
 

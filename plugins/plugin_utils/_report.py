@@ -223,6 +223,14 @@ def what_to_do(action: str, after: Optional[str], advice: str, host: str = "NODE
     return advice or NEXT_STEPS.get(after, "")
 
 
+CPU_MANAGER_ROW = ("class", "verdict", "online", "recorded", "reserved", "layout", "rederived_default", "pods")
+
+
+def cpu_manager_row(cpu: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The CPU manager's part of a row (the probe's ``numa_drift.cpu``), None without one."""
+    return {key: cpu.get(key) for key in CPU_MANAGER_ROW} if cpu else None
+
+
 def human_need(entry: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """Why a person must look at this node and what they do next; None when the playbooks handle it."""
     action, after = entry["action"], entry["verdict_after"]
@@ -366,8 +374,7 @@ def row(host: str, node_name: str, outcome: Mapping[str, Any], names: Mapping[st
         "backup_file": outcome.get("backup_file"),
         "cpu_backup_file": outcome.get("cpu_backup_file"),
         # Kubelet's CPU manager, which it starts first (numa_drift.cpu): its class and the CPUs, for the details line.
-        "cpu_manager": {key: (facts.get("cpu") or {}).get(key) for key in ("class", "verdict", "online", "recorded", "reserved", "layout",
-                                                                         "rederived_default", "pods")} if facts.get("cpu") else None,
+        "cpu_manager": cpu_manager_row(facts.get("cpu")),
         "bound_bytes": bound,
         "bound_text": size(bound) if bound is not None else None,
         "bound_source": facts.get("bound_source"),

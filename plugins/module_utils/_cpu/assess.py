@@ -198,6 +198,16 @@ def _releases(settings: KubeletSettings) -> Tuple[str, ...]:
     return (release,) if release in SUPPORTED_RELEASES else SUPPORTED_RELEASES
 
 
+def _speaking_release(starts: Sequence[CpuStart], explicit_reserved: bool) -> Tuple[CpuStart, Tuple[str, Tuple[str, ...], Optional[FrozenSet[int]]]]:
+    """The release whose answer is the node's: the first that refuses; where several refuse (the release unknown), the
+    first whose refusal a re-derived default set cannot mend (a v4 file whose data part v1.37 calls corrupt is repairable
+    only for v1.34, which reads the other half)."""
+    refusing = [(one, _class_of(one, explicit_reserved)) for one in starts if not one.started]
+    if not refusing:
+        return starts[0], _class_of(starts[0], explicit_reserved)
+    return next(((one, said) for one, said in refusing if said[0] not in STALE_CLASSES), refusing[0])
+
+
 def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology], raw: Optional[bytes], path: str) -> CpuAssessment:
     """The CPU manager's part of the node's verdict (``raw``: ``cpu_manager_state``'s bytes at ``path``, None: none)."""
     cpu = settings.cpu
@@ -208,8 +218,7 @@ def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology
         return CpuAssessment("unknown", "cpu_manager_unknown", _message("unknown", None, (), None, path, problems), None, problems=problems)
     starts: List[CpuStart] = [cpu_manager_start(release, cpu, settings.feature_gates, topology or CpuTopology({}), raw, settings.root_dir)
                               for release in _releases(settings)]
-    start = next((one for one in starts if not one.started), starts[0])
-    cls, pods, rederived = _class_of(start, bool(cpu.reserved_system_cpus))
+    start, (cls, pods, rederived) = _speaking_release(starts, bool(cpu.reserved_system_cpus))
     message = _message(cls, start, pods, rederived, path, ())
     if rederived is None or start.state is None or raw is None:
         return CpuAssessment(cls, verdict_of(cls, start.started), message, start, pods, rederived)

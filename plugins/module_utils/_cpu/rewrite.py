@@ -15,7 +15,8 @@ checkpoint.go):
 Go's ``json.Marshal`` order: struct fields in tag order, map keys sorted, ``entries`` omitted when empty. The policy
 name and every entry's text are kept as they are: only ``defaultCpuSet`` is derived data (policy_static.go,
 validateState), and every exclusive entry is a fact. A file with anything else in it (v1.37's ``podEntries``,
-``baselines``, fields this collection does not know) or whose two halves disagree is not rewritten. Pure.
+``baselines``, fields this collection does not know), whose own checksums do not vouch for it (a release that reads only
+one half may have taken it), or whose two halves disagree is not rewritten. Pure.
 """
 
 from __future__ import annotations
@@ -82,7 +83,21 @@ def _unknown_keys(document: Mapping[str, Any], known: Tuple[str, ...]) -> Tuple[
 
 
 def _same_state(document: Mapping[str, Any], state: CpuState) -> bool:
-    return (struct_field(document, "policyName") or "") == state.policy_name and (struct_field(document, "entries") or {}) == state.entries_text
+    return ((struct_field(document, "policyName") or "") == state.policy_name and (struct_field(document, "defaultCpuSet") or "") == state.default_text
+            and (struct_field(document, "entries") or {}) == state.entries_text)
+
+
+def _checksum_problem(document: Mapping[str, Any], data: Any) -> str:
+    """Why the file's own checksums do not vouch for it ("" when they do): the v2 part's (never 0), and a v4 file's
+    ``dataChecksum`` over ``data``. A repair writes fresh checksums, so it must never start from bytes no release's
+    check would pass (a release that reads only the other half would take them)."""
+    stored = struct_field(document, "checksum")
+    policy, default, entries = (struct_field(document, key) or fallback for key, fallback in (("policyName", ""), ("defaultCpuSet", ""), ("entries", {})))
+    if not stored or stored != v2_checksum(policy, default, entries):
+        return "its v2 checksum does not match its content"
+    if data is not None and struct_field(document, "dataChecksum") != data_checksum(data):
+        return "its dataChecksum does not match its data part"
+    return ""
 
 
 def _layout_problem(raw: bytes, state: CpuState) -> Union[str, Mapping[str, Any]]:
@@ -91,16 +106,22 @@ def _layout_problem(raw: bytes, state: CpuState) -> Union[str, Mapping[str, Any]
     unknown = _unknown_keys(document, V4_KEYS)
     if unknown:
         return "it holds fields this collection does not rewrite (%s)" % ", ".join(unknown)
+    text = struct_field(document, "data")
+    if text is not None and not isinstance(text, str):
+        return "its data field is not a string"
+    problem = _checksum_problem(document, text if is_v4(document) else None)
+    if problem:
+        return problem
     if not is_v4(document):
         return document
-    data = load_json(struct_field(document, "data") or "")
+    data = load_json(text or "")
     if not isinstance(data, dict):
         return "its data part is not an object"
     unknown = _unknown_keys(data, DATA_KEYS)
     if unknown:
         return "its data part holds fields this collection does not rewrite (%s)" % ", ".join(unknown)
     if not (_same_state(document, state) and _same_state(data, state)):
-        return "its v2 part and its data part disagree (policy or entries)"
+        return "its v2 part and its data part disagree (policy, defaultCpuSet or entries)"
     return document
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "recent_repairs",
     "loop_guard_message",
     "new_entry",
+    "last_write_backups",
     "pending_entry",
     "settled",
     "has_pending",
@@ -130,8 +131,11 @@ def loop_guard_message(
     )
 
 
-def new_entry(action: str, by: str, verdict_before: str, backup_file: Optional[str], summary: str, now: float) -> Dict[str, Any]:
-    return {
+def new_entry(action: str, by: str, verdict_before: str, backup_file: Optional[str], summary: str, now: float,
+              cpu_backup_file: Optional[str] = None) -> Dict[str, Any]:
+    """An entry; ``backup_file``: the checkpoint's backup, ``cpu_backup_file``: cpu_manager_state's (a repair that
+    rewrote it; the key only then), so that a rollback puts back exactly the files that run wrote."""
+    entry = {
         "time": now,
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
         "action": action,
@@ -140,6 +144,18 @@ def new_entry(action: str, by: str, verdict_before: str, backup_file: Optional[s
         "backup_file": backup_file,
         "summary": summary,
     }
+    if cpu_backup_file:
+        entry["cpu_backup_file"] = cpu_backup_file
+    return entry
+
+
+def last_write_backups(entries: List[Dict[str, Any]]) -> Optional[Tuple[Optional[str], Optional[str]]]:
+    """``(checkpoint backup, cpu_manager_state backup)`` of the newest settled repair or sideline that kept a backup,
+    None when there is none."""
+    for entry in reversed(entries):
+        if entry.get("action") in ("repaired", "sidelined") and PENDING not in entry and (entry.get("backup_file") or entry.get("cpu_backup_file")):
+            return entry.get("backup_file") or None, entry.get("cpu_backup_file") or None
+    return None
 
 
 PENDING = "pending"

@@ -62,11 +62,12 @@ T = TypeVar("T")
 class RepairError(Exception):
     """The procedure failed; ``message`` says what was and was not touched."""
 
-    def __init__(self, message: str, backup_file: Optional[str] = None, touched: bool = False) -> None:
+    def __init__(self, message: str, backup_file: Optional[str] = None, touched: bool = False, cpu_backup_file: Optional[str] = None) -> None:
         super().__init__(message)
         self.message = message
         self.backup_file = backup_file
         self.touched = touched
+        self.cpu_backup_file = cpu_backup_file
 
 
 class RepairOutcome(Record, frozen=True):
@@ -215,7 +216,7 @@ def _settle(history_file: str) -> str:
 
 
 def _recorded(history_file: str, entry_fields: Tuple[str, str, str, Optional[str], str], window_hours: float,
-              path: str, before: Optional[bytes], write: Callable[[], T]) -> Tuple[T, str]:
+              path: str, before: Optional[bytes], write: Callable[[], T], cpu_backup_file: Optional[str] = None) -> Tuple[T, str]:
     """Run ``write`` between a pending history entry and its settlement; (its result, text to add to the message).
 
     The entry is written first, so a kill after the rename still leaves it (pending, counted by the
@@ -224,7 +225,7 @@ def _recorded(history_file: str, entry_fields: Tuple[str, str, str, Optional[str
     """
     action, by, verdict_before, backup_file, summary = entry_fields
     now = time.time()
-    entry = pending_entry(new_entry(action, by, verdict_before, backup_file, summary, now), path, _digest(before))
+    entry = pending_entry(new_entry(action, by, verdict_before, backup_file, summary, now, cpu_backup_file), path, _digest(before))
     try:
         write_history(history_file, appended(read_history(history_file), entry, window_hours, now))
         note = ""

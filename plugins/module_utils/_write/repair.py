@@ -177,15 +177,27 @@ def _backed_up(writes: List[_FileWrite], backup_dir: Optional[str]) -> List[_Fil
 
 
 def _put_back_earlier(written: List[_FileWrite], error: RepairError) -> RepairError:
-    """A later file's write failed: the files written before it get their originals back too."""
+    """A later file's write failed: the files written before it get their originals back too, and the backups of the
+    ones put back are removed (a copy of bytes still in place would mislead a later restore)."""
     if not written:
         return error
     failed = [one.path for one in written if _put_back(one.path, one.original) is not None]
+    for one in written:
+        if one.path not in failed and one.backup_file:
+            discard_backup(one.backup_file)
     if failed:
         return RepairError("%s; putting the original back failed for %s too: restore them by hand from %s" % (
             error.message, ", ".join(failed), ", ".join(one.backup_file or "no backup" for one in written)), error.backup_file, touched=True)
     return RepairError("%s; %s %s put back" % (error.message, ", ".join(one.path for one in written),
                                                "was" if len(written) == 1 else "were"), error.backup_file, touched=error.touched)
+
+
+def _naming_backups(error: RepairError, writes: List[_FileWrite], memory_path: str) -> RepairError:
+    """``error`` with each kept backup under its own name: ``backup_file`` the checkpoint's, ``cpu_backup_file``
+    cpu_manager_state's (never one for the other: a restore puts a named backup over the file it is named for)."""
+    kept = {one.path: one.backup_file for one in writes if one.backup_file and os.path.lexists(one.backup_file)}
+    cpu = next((backup for path, backup in kept.items() if path != memory_path), None)
+    return RepairError(error.message, kept.get(memory_path), touched=error.touched, cpu_backup_file=cpu)
 
 
 def _verify(result: ProbeResult, writes: List[_FileWrite]) -> Tuple[Assessment, List[str]]:
@@ -216,23 +228,28 @@ def _write_plan(result: ProbeResult, backup_dir: Optional[str], history_file: st
             try:
                 atomic_write(one.path, one.content)
             except OSError as error:
-                raise _put_back_earlier(writes[:index], _failed_write(one.path, one.original, one.backup_file, "write", error)) from None
+                for never in writes[index + 1:]:  # not written: their backups are copies of bytes in place
+                    if never.backup_file:
+                        discard_backup(never.backup_file)
+                failure = _put_back_earlier(writes[:index], _failed_write(one.path, one.original, one.backup_file, "write", error))
+                raise _naming_backups(failure, writes, result.path) from None
         after, problems = _verify(result, writes)
         if problems:
-            raise _verification_failed([(one.path, one.original, one.backup_file) for one in writes], problems)
+            raise _naming_backups(_verification_failed([(one.path, one.original, one.backup_file) for one in writes], problems),
+                                  writes, result.path)
         return after
 
     summary = summary_line(result.assessment)
     # The pending history entry follows the file written first: a kill after any write leaves it counted.
     followed = writes[0]
     memory_backup = next((one.backup_file for one in writes if one.path == result.path), None)
-    entry = ("repaired", by, result.assessment.verdict, memory_backup or followed.backup_file, summary)
-    after, note = _recorded(history_file, entry, window_hours, followed.path, followed.original, write)
+    cpu_backup = next((one.backup_file for one in writes if one.path != result.path), None)
+    entry = ("repaired", by, result.assessment.verdict, memory_backup, summary)
+    after, note = _recorded(history_file, entry, window_hours, followed.path, followed.original, write, cpu_backup_file=cpu_backup)
     message = "repaired %s (%s); backup %s%s" % (" and ".join(one.path for one in writes), summary,
                                                  " and ".join(one.backup_file for one in writes if one.backup_file) or "none (backup=false)", note)
     plan = result.assessment.plan
     cpu_layout = result.assessment.cpu.rewrite.layout if result.assessment.cpu and result.assessment.cpu.rewrite else None
     return RepairOutcome(True, result.assessment.verdict, after.verdict, memory_backup, message, action="repaired",
                          written_layout=plan.layout if plan else None, after=after, removed_temp_files=removed,
-                         cpu_backup_file=next((one.backup_file for one in writes if one.path != result.path), None),
-                         cpu_written_layout=cpu_layout)
+                         cpu_backup_file=cpu_backup, cpu_written_layout=cpu_layout)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 from typing import List, Optional, Tuple
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import MAX_CHECKPOINT_BYTES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import CHECKPOINT_FILE_NAME, MAX_CHECKPOINT_BYTES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult, read_checkpoint
@@ -23,7 +25,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files im
     latest_backup,
     read_regular_file,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import history_path
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HistoryError, history_path, last_write_backups, read_history
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import (
     RESTORABLE_REASONS,
     RepairError,
@@ -96,15 +98,35 @@ def sideline_checkpoint(
     return _under_lock(result, directories, lock_timeout, history_file, body)
 
 
+# A top-level key only the other manager's checkpoint has (encoding/json folds case): a backup of one file is never
+# put over the other.
+_OTHER_FILES_KEY = {CHECKPOINT_FILE_NAME: ("defaultcpuset", CPU_STATE_FILE_NAME), CPU_STATE_FILE_NAME: ("machinestate", CHECKPOINT_FILE_NAME)}
+
+
+def _other_files_backup(content: bytes, target: str) -> Optional[str]:
+    """The name of the file ``content`` is a backup of, when it is the other manager's checkpoint, else None."""
+    key, other = _OTHER_FILES_KEY.get(os.path.basename(target), ("", ""))
+    try:
+        document = load_json(content)
+    except ValueError:
+        return None
+    return other if key and isinstance(document, dict) and any(str(name).lower() == key for name in document) else None
+
+
 def _restore_source(path: str, backup_file: Optional[str], backup_dir: str) -> Tuple[str, bytes]:
     source = backup_file or latest_backup(backup_dir, os.path.basename(path), RESTORABLE_REASONS)
     if not source:
         raise RepairError("no backup of %s in %s (%s): nothing to restore, nothing was touched"
                           % (os.path.basename(path), backup_dir, ", ".join("*." + r + "*" for r in RESTORABLE_REASONS)))
     try:
-        return source, read_regular_file(source, MAX_CHECKPOINT_BYTES)
+        content = read_regular_file(source, MAX_CHECKPOINT_BYTES)
     except OSError as error:
         raise RepairError("cannot read the backup: %s; nothing was touched" % error) from None
+    other = _other_files_backup(content, path)
+    if other:
+        raise RepairError("%s holds a %s, not a %s: it is not put over %s; nothing was touched"
+                          % (source, other, os.path.basename(path), path))
+    return source, content
 
 
 class _Restore(Record, frozen=True):
@@ -115,6 +137,19 @@ class _Restore(Record, frozen=True):
     source: str
     content: bytes
     kept: Optional[str] = None
+
+
+def _default_backups(history_file: str) -> Tuple[Optional[str], Optional[str]]:
+    """What a restore that names no backup puts back: when the newest repair in the history rewrote cpu_manager_state,
+    exactly that repair's backups (its checkpoint backup only if it wrote the checkpoint too); else (None, None): the
+    newest original of the checkpoint, as always. An unreadable history refuses: it could not tell which."""
+    try:
+        last = last_write_backups(read_history(history_file))
+    except HistoryError as error:
+        raise RepairError("%s; name the backup to restore (backup_file, cpu_backup_file): nothing was touched" % error) from None
+    if last is None or last[1] is None:
+        return None, None
+    return last
 
 
 def _restores(result: ProbeResult, backup_file: Optional[str], cpu_backup_file: Optional[str], backup_dir: str) -> List[_Restore]:
@@ -177,7 +212,8 @@ def restore_checkpoint(
 ) -> RepairOutcome:
     """Put ``backup_file`` (default: the newest ``before-repair``/``sidelined`` backup) back as the checkpoint, and
     ``cpu_backup_file`` as cpu_manager_state (a repair of both files is rolled back with both; naming only
-    ``cpu_backup_file`` restores only cpu_manager_state).
+    ``cpu_backup_file`` restores only cpu_manager_state). Naming neither, after a repair that rewrote
+    cpu_manager_state, puts back exactly that repair's backups (the history says which).
 
     Through the same verified write. Idempotent: a file that already holds its backup's bytes is left alone
     (``changed`` false when all do). With ``backup``, each file it replaces is kept as
@@ -190,6 +226,8 @@ def restore_checkpoint(
     directories = [os.path.dirname(result.path), backup_dir, os.path.dirname(history_file)]
     if result.cpu_read is not None:
         directories.append(os.path.dirname(result.cpu_read.path))
+    if not (backup_file or cpu_backup_file):
+        backup_file, cpu_backup_file = _default_backups(history_file)
     restores = _restores(result, backup_file, cpu_backup_file, backup_dir)
     sources = " and ".join(one.source for one in restores)
     memory_source = next((one.source for one in restores if one.path == result.path), None)

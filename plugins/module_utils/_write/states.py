@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Optional
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import NOTHING_TO_DO
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import kubelet_processes
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import RepairOutcome
@@ -44,6 +45,8 @@ def step_for(state: str, result: ProbeResult) -> str:
         return RESTORE
     if state == "repaired" and result.assessment.repairable:
         return REPAIR  # memory_manager_state, cpu_manager_state or both (a stale defaultCpuSet beside no memory file)
+    if state == "repaired" and result.assessment.verdict not in NOTHING_TO_DO:
+        return CHECK  # refused, with or without a memory_manager_state (kubelet's CPU manager may refuse alone)
     if result.raw is None:
         return CLEANUP
     return SIDELINE if state == "absent" else CHECK

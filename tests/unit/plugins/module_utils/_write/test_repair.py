@@ -290,3 +290,74 @@ def test_a_cpu_only_repair_names_no_checkpoint_backup(tmp_path):
     outcome = repair.repair_node(probe(HostFiles(root), kubelet_release="1.35.4"))
     assert outcome.action == "repaired" and outcome.backup_file is None and outcome.cpu_backup_file
     assert read(memory) == memory_before
+
+
+def test_a_rollback_naming_no_backup_after_a_cpu_only_repair_puts_back_only_cpu_manager_state(tmp_path):
+    """The rollback playbook names no backup: after a repair that wrote only cpu_manager_state, the checkpoint's newest
+    backup is an older repair's, and must not be put over the current file. The history says what the last repair wrote."""
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import sideline  # pylint: disable=import-outside-toplevel
+
+    root = drifted(tmp_path)
+    memory = probe(HostFiles(root)).path
+    older = repair.repair_node(probe(HostFiles(root)))  # an older memory repair: its backup is the newest of the checkpoint
+    assert older.backup_file and older.cpu_backup_file is None
+    cpu_path = _with_cpu_manager(root, list(range(16)), "0-1,3-5,8-9,11-13", POD_A)
+    memory_now, cpu_before = read(memory), read(cpu_path)
+    cpu_only = repair.repair_node(probe(HostFiles(root), kubelet_release="1.35.4"))
+    assert cpu_only.action == "repaired" and cpu_only.backup_file is None and cpu_only.cpu_backup_file
+    rolled = sideline.restore_checkpoint(probe(HostFiles(root), kubelet_release="1.35.4"))
+    assert rolled.action == "restored" and rolled.restored_from is None and rolled.cpu_restored_from == cpu_only.cpu_backup_file
+    assert read(cpu_path) == cpu_before and read(memory) == memory_now  # not the older repair's backup
+
+
+def test_a_backup_of_one_file_is_never_put_over_the_other(tmp_path):
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import sideline  # pylint: disable=import-outside-toplevel
+
+    root = drifted(tmp_path)
+    _with_cpu_manager(root, list(range(16)), "0-1,3-5,8-9,11-13", POD_A)
+    repaired = repair.repair_node(probe(HostFiles(root), kubelet_release="1.35.4"))
+    before = tree_snapshot(root)
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    for backup_file, cpu_backup_file, wrong in ((repaired.cpu_backup_file, None, "memory_manager_state"),
+                                                (None, repaired.backup_file, "cpu_manager_state")):
+        with pytest.raises(procedure.RepairError) as raised:
+            sideline.restore_checkpoint(result, backup_file=backup_file, cpu_backup_file=cpu_backup_file)
+        assert "not a %s: it is not put over" % wrong in raised.value.message
+    assert tree_snapshot(root) == before
+
+
+def test_a_failed_cpu_write_keeps_no_backup_of_a_file_it_did_not_write(tmp_path, monkeypatch):
+    """cpu_manager_state's write fails: memory_manager_state was never written, so its backup (a copy of bytes in place)
+    is removed, and the error names the CPU backup as cpu_backup_file, never as the checkpoint's."""
+    root = drifted(tmp_path)
+    cpu_path = _with_cpu_manager(root, list(range(16)), "0-1,3-5,8-9,11-13", POD_A)
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    backups = os.path.join(root, "var/lib/nodeops-numa-drift/backups")
+    real = repair.atomic_write
+
+    def failing(path, content):
+        if path == cpu_path:
+            raise OSError(30, "Read-only file system")
+        real(path, content)
+
+    monkeypatch.setattr(repair, "atomic_write", failing)
+    before = {path: data for path, data in tree_snapshot(root).items() if not path.startswith("var/lib/nodeops-numa-drift")}
+    with pytest.raises(procedure.RepairError) as raised:
+        repair.repair_node(result)
+    assert raised.value.backup_file is None and raised.value.cpu_backup_file is None and not raised.value.touched
+    assert not os.path.isdir(backups) or os.listdir(backups) == []
+    assert {path: data for path, data in tree_snapshot(root).items() if not path.startswith("var/lib/nodeops-numa-drift")} == before
+
+
+def test_repaired_refuses_a_cpu_manager_refusal_even_without_a_memory_checkpoint(tmp_path):
+    """No memory_manager_state, and kubelet's CPU manager refuses its state: state=repaired fails naming the verdict
+    (it used to pass as "nothing to do")."""
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._write import states  # pylint: disable=import-outside-toplevel
+
+    root = drifted(tmp_path)
+    os.unlink(probe(HostFiles(root)).path)
+    _with_cpu_manager(root, [cpu for cpu in range(16) if cpu != 10], "0-1,3-9,11-15", POD_A)  # the pod's CPU 10 is gone
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    assert result.raw is None and result.assessment.verdict == "cpu_manager_refuses"
+    assert states.step_for("repaired", result) == states.CHECK
+    assert repair.repair_node(result).action == "refused"
