@@ -22,7 +22,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.mod
     V3_KEYS,
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import replace
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import marshal_string, parse_document
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import marshal_object, marshal_string, parse_document
 
 __all__ = [
     "marshal_legacy",
@@ -38,28 +38,24 @@ def _marshal_ints(values: Optional[List[int]]) -> str:
     return "null" if values is None else "[" + ",".join(str(value) for value in values) + "]"
 
 
-def _marshal_object(items: List[Tuple[str, str]]) -> str:
-    return "{" + ",".join(marshal_string(key) + ":" + value for key, value in items) + "}"
-
-
 def _marshal_sorted_map(mapping: Optional[dict], marshal_value: Callable[[Any], str]) -> str:
     # Go sorts map keys as strings, also for int keys (Go's ``encoding/json``).
     if mapping is None:
         return "null"
-    return _marshal_object(sorted(((str(key), marshal_value(value)) for key, value in mapping.items())))
+    return marshal_object(sorted(((str(key), marshal_value(value)) for key, value in mapping.items())))
 
 
 def _marshal_table(table: Optional[MemoryTable]) -> str:
     if table is None:
         return "null"
     numbers = (table.total, table.system_reserved, table.allocatable, table.reserved, table.free)
-    return _marshal_object([(key, str(number)) for key, number in zip(TABLE_KEYS, numbers)])
+    return marshal_object([(key, str(number)) for key, number in zip(TABLE_KEYS, numbers)])
 
 
 def _marshal_node(node: Optional[NodeState]) -> str:
     if node is None:
         return "null"
-    return _marshal_object(
+    return marshal_object(
         [
             ("numberOfAssignments", str(node.number_of_assignments)),
             ("memoryMap", _marshal_sorted_map(node.memory_map, _marshal_table)),
@@ -69,7 +65,7 @@ def _marshal_node(node: Optional[NodeState]) -> str:
 
 
 def _marshal_block(block: Block) -> str:
-    return _marshal_object(
+    return marshal_object(
         [("numaAffinity", _marshal_ints(block.numa_affinity)), ("type", marshal_string(block.type)), ("size", str(block.size))]
     )
 
@@ -83,7 +79,7 @@ def _marshal_entries(entries: Optional[Entries]) -> str:
 
 
 def _marshal_pod_entry(entry: PodEntry) -> str:
-    return _marshal_object([("memoryBlocks", _marshal_blocks(entry.memory_blocks))] if entry.memory_blocks else [])
+    return marshal_object([("memoryBlocks", _marshal_blocks(entry.memory_blocks))] if entry.memory_blocks else [])
 
 
 def _marshal_struct(fields: CheckpointFields, keys: Tuple[str, ...]) -> str:
@@ -97,7 +93,7 @@ def _marshal_struct(fields: CheckpointFields, keys: Tuple[str, ...]) -> str:
         "dataChecksum": lambda: str(fields.data_checksum),
     }
     omit_empty = {"entries": fields.entries, "podEntries": fields.pod_entries}
-    return _marshal_object([(key, values[key]()) for key in keys if key not in omit_empty or omit_empty[key]])
+    return marshal_object([(key, values[key]()) for key in keys if key not in omit_empty or omit_empty[key]])
 
 
 def _kubelet_parsed(fields: CheckpointFields, keys: Tuple[str, ...]) -> CheckpointFields:

@@ -27,7 +27,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CpuState, data_checksum, is_v4, struct_field, v2_checksum
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import marshal_string
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import marshal_object, marshal_string
 
 __all__ = ["CpuRewrite", "rewrite_default_set", "marshal_v2", "marshal_v4"]
 
@@ -45,12 +45,8 @@ class CpuRewrite(Record, frozen=True):
     content: bytes
 
 
-def _object(items) -> str:
-    return "{" + ",".join(marshal_string(key) + ":" + value for key, value in items) + "}"
-
-
 def _entries(entries: Entries) -> str:
-    return _object((pod, _object((name, marshal_string(cpus)) for name, cpus in sorted(entries[pod].items()))) for pod in sorted(entries))
+    return marshal_object((pod, marshal_object((name, marshal_string(cpus)) for name, cpus in sorted(entries[pod].items()))) for pod in sorted(entries))
 
 
 def _fields(policy: str, default: str, entries: Entries) -> list:
@@ -60,20 +56,20 @@ def _fields(policy: str, default: str, entries: Entries) -> list:
 
 def _data(policy: str, default: str, entries: Entries) -> str:
     """``CPUManagerCheckpointData`` as v1.37 marshals it (podEntries and baselines empty: omitted)."""
-    return _object(_fields(policy, default, entries))
+    return marshal_object(_fields(policy, default, entries))
 
 
 def marshal_v2(policy: str, default: str, entries: Entries) -> bytes:
     """``CPUManagerCheckpointV2.MarshalCheckpoint``: the checksum over the struct with ``Checksum: 0``."""
     checksum = v2_checksum(policy, default, entries)
-    return _object(_fields(policy, default, entries) + [("checksum", str(checksum))]).encode("utf-8")
+    return marshal_object(_fields(policy, default, entries) + [("checksum", str(checksum))]).encode("utf-8")
 
 
 def marshal_v4(policy: str, default: str, entries: Entries) -> bytes:
     """v1.37's ``CPUManagerCheckpoint.MarshalCheckpoint``: the v2 part copied from the data, both checksums."""
     data = _data(policy, default, entries)
     v2 = _fields(policy, default, entries) + [("checksum", str(v2_checksum(policy, default, entries)))]
-    return _object(v2 + [("data", marshal_string(data)), ("dataChecksum", str(data_checksum(data)))]).encode("utf-8")
+    return marshal_object(v2 + [("data", marshal_string(data)), ("dataChecksum", str(data_checksum(data)))]).encode("utf-8")
 
 
 def _unknown_keys(document: Mapping[str, Any], known: Tuple[str, ...]) -> Tuple[str, ...]:

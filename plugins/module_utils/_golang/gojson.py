@@ -16,7 +16,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import (
     INT64_MAX as _MAX_INT64,
@@ -36,6 +36,7 @@ __all__ = [
     "TypedDecoder",
     "go_json_kind",
     "marshal_string",
+    "marshal_object",
 ]
 
 UNEXPECTED_END = "unexpected end of JSON input"
@@ -235,3 +236,9 @@ def _escape(match: re.Match) -> str:
 def marshal_string(text: str) -> str:
     """A JSON string exactly as Go's ``json.Marshal`` writes it (HTML-safe escaping on, as in kubelet's ``MarshalCheckpoint``)."""
     return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+
+
+def marshal_object(items: Iterable[Tuple[str, str]]) -> str:
+    """A JSON object as Go's ``json.Marshal`` writes it: ``items`` are (key, value already marshalled), in the order
+    given (a struct's tag order, or a map's keys sorted by the caller), no spaces."""
+    return "{" + ",".join(marshal_string(key) + ":" + value for key, value in items) + "}"

@@ -71,9 +71,9 @@ class RepairError(Exception):
 
 
 class RepairOutcome(Record, frozen=True):
-    """What one call did. ``action``: repaired, sidelined, restored, none, refused, loop_guard, dry_run. ``backup_file``
-    and ``written_layout`` are memory_manager_state's (of cpu_manager_state's when only that was written); a repair that
-    rewrote cpu_manager_state says its backup and layout in ``cpu_backup_file`` and ``cpu_written_layout``."""
+    """What one call did. ``action``: repaired, sidelined, restored, none, refused, loop_guard, dry_run. ``backup_file``,
+    ``written_layout`` and ``restored_from`` are memory_manager_state's only (None when it was not written); a call that
+    wrote cpu_manager_state says its own in ``cpu_backup_file``, ``cpu_written_layout`` and ``cpu_restored_from``."""
 
     changed: bool
     verdict_before: str
@@ -174,23 +174,22 @@ def _under_lock(result: ProbeResult, directories: List[str], lock_timeout: float
         raise RepairError("%s; %s was not touched" % (error, result.path)) from None
 
 
-def _changed_since_probe(result: ProbeResult) -> Optional[bytes]:
-    """The checkpoint's bytes when they differ from the probe's (``b""`` standing for "now absent"), else None."""
-    current = read_checkpoint(result.path)
-    if current == result.raw:
+def _changed_since(path: str, probed: Optional[bytes]) -> Optional[bytes]:
+    """The bytes at ``path`` when they differ from what the probe read there (``b""`` standing for "now absent"), else None."""
+    current = read_checkpoint(path)
+    if current == probed:
         return None
     return b"" if current is None else current
+
+
+def _changed_since_probe(result: ProbeResult) -> Optional[bytes]:
+    """The checkpoint's bytes when they differ from the probe's (:func:`_changed_since`)."""
+    return _changed_since(result.path, result.raw)
 
 
 def _cpu_changed_since_probe(result: ProbeResult) -> Optional[bytes]:
     """The same for cpu_manager_state, when the probe read it."""
-    read = result.cpu_read
-    if read is None:
-        return None
-    current = read_checkpoint(read.path)
-    if current == read.raw:
-        return None
-    return b"" if current is None else current
+    return None if result.cpu_read is None else _changed_since(result.cpu_read.path, result.cpu_read.raw)
 
 
 def _digest(content: Optional[bytes]) -> Optional[str]:

@@ -18,7 +18,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult, read_checkpoint
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import (
     atomic_write,
     fsync_directory,
@@ -31,6 +31,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedur
     RepairError,
     RepairOutcome,
     _backup,
+    _changed_since,
     _changed_since_probe,
     _failed_write,
     _reassess,
@@ -245,7 +246,7 @@ def restore_checkpoint(
                              action="dry_run", after=after, restored_from=memory_source, cpu_restored_from=cpu_source)
 
     def body(removed: Tuple[str, ...]) -> RepairOutcome:
-        changed = [one.path for one in pending if read_checkpoint(one.path) != one.raw]
+        changed = [one.path for one in pending if _changed_since(one.path, one.raw) is not None]
         if changed:
             raise RepairError("%s changed while it was being assessed: is kubelet running? Nothing was touched" % " and ".join(changed))
         kept = [_Restore(one.path, one.raw, one.source, one.content,
