@@ -13,6 +13,7 @@ Tests run in file order on one fleet (each says what it relies on).
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -357,11 +358,50 @@ def report_in_progress(path: str) -> Any:
         return None
 
 
-def test_sigterm_during_a_later_batch_names_what_is_left_and_frees_the_lease(fleet: Fleet) -> None:
-    """AWX's cancel (SIGTERM) while the second batch's node is in its procedure: the canary is done, the batch's node is
-    named as in the middle of its procedure, the last one as not processed, with the command that finishes both."""
+INTERRUPTS = [pytest.param(signal.SIGTERM, id="sigterm-awx-cancel"), pytest.param(signal.SIGINT, id="sigint-ctrl-c")]
+
+
+def ended_by(run: Run, sent: int) -> None:
+    """The run ended as the signal ends ansible-playbook: Ctrl-C with Ansible's own line and rc 99, AWX's cancel non-zero."""
+    if sent == signal.SIGINT:
+        assert "User interrupted execution" in run.output and run.rc == 99, run.tail()
+    else:
+        assert run.rc != 0, run.tail()
+
+
+@contextlib.contextmanager
+def repairs_forgotten(fleet: Fleet, names: List[str]) -> Iterator[None]:
+    """The nodes' repair histories put back as they were before the block: a test run once per signal leaves the loop guard's
+    budget (3 repairs in 24 hours) to the tests after it as one run would."""
+    kept = {}
+    for name in names:
+        path = fleet.history_file(name)
+        with contextlib.suppress(FileNotFoundError), open(path, "rb") as handle:
+            kept[name] = handle.read()
+    try:
+        yield
+    finally:
+        for name in names:
+            path = fleet.history_file(name)
+            if name in kept:
+                with open(path, "wb") as handle:
+                    handle.write(kept[name])
+            elif os.path.exists(path):
+                os.unlink(path)
+
+
+@pytest.mark.parametrize("sent", INTERRUPTS)
+def test_an_interrupt_during_a_later_batch_names_what_is_left_and_frees_the_lease(fleet: Fleet, sent: int) -> None:
+    """AWX's cancel (SIGTERM) or Ctrl-C (SIGINT) while the second batch's node is in its procedure: the canary is done, the
+    batch's node is named as in the middle of its procedure, the last one as not processed, with the command that finishes
+    both."""
     names = sorted(fleet.nodes)[2:5]
     fleet.inventory = inventory(fleet, "yaml", names)
+    with repairs_forgotten(fleet, names):
+        interrupt_a_later_batch(fleet, names, sent)
+
+
+def interrupt_a_later_batch(fleet: Fleet, names: List[str], sent: int) -> None:
     started = fleet.start_playbook("remediate", "-e", "numa_drift_batch=1")
     report = os.path.join(started["report_dir"], "report.json")
     try:
@@ -372,9 +412,9 @@ def test_sigterm_during_a_later_batch_names_what_is_left_and_frees_the_lease(fle
                 report_in_progress(report) == [names[1]] and fleet.unschedulable(names[1])):
             time.sleep(0.1)
         assert report_in_progress(report) == [names[1]] and fleet.unschedulable(names[1]), Fleet.finish(started).tail()
-        started["process"].send_signal(signal.SIGTERM)
+        started["process"].send_signal(sent)
         run = Fleet.finish(started)
-        assert run.rc != 0, run.tail()
+        ended_by(run, sent)
         assert lease_freed(fleet) is None, run.tail()
         block = run.output[run.output.index("this remediate run ended before its rollout did"):]
         assert "in the middle of its procedure when the run ended: %s\n" % names[1] in block, block
@@ -537,14 +577,20 @@ class HeldServer:
         self.server.server_close()
 
 
-def test_sigterm_during_the_gate_after_the_canary_names_the_next_batches_and_not_the_canary(fleet: Fleet) -> None:
-    """AWX's cancel (SIGTERM) while the rollout gate before batch 2 runs (the canary done, its health gate asking
-    Prometheus): the canary is not named as in the middle of its procedure, the nodes not reached yet are, with the
-    command that finishes them; the report says the same, and the Lease is free."""
+@pytest.mark.parametrize("sent", INTERRUPTS)
+def test_an_interrupt_during_the_gate_after_the_canary_names_the_next_batches_and_not_the_canary(fleet: Fleet, sent: int) -> None:
+    """AWX's cancel (SIGTERM) or Ctrl-C (SIGINT) while the rollout gate before batch 2 runs (the canary done, its health
+    gate asking Prometheus): the canary is not named as in the middle of its procedure, the nodes not reached yet are,
+    with the command that finishes them; the report says the same, and the Lease is free."""
     # The canary is the node the tests above repaired least: each node may be repaired 3 times in 24 hours (the loop
     # guard), and the quiet rollout below repairs every node again.
     names = [sorted(fleet.nodes)[index] for index in (5, 3, 4)]
     fleet.inventory = inventory(fleet, "yaml", names)
+    with repairs_forgotten(fleet, names):
+        interrupt_the_gate_after_the_canary(fleet, names, sent)
+
+
+def interrupt_the_gate_after_the_canary(fleet: Fleet, names: List[str], sent: int) -> None:
     # The gate asks Prometheus for firing alerts (the last of its checks, after the Lease's renewal): none before the
     # canary; the request of the gate before batch 2 is held, the sign that this gate runs.
     prometheus = HeldServer(answered=1, body={"status": "success", "data": {"alerts": []}})
@@ -555,9 +601,9 @@ def test_sigterm_during_the_gate_after_the_canary_names_the_next_batches_and_not
         assert len(prometheus.requests) == 2 and lease_holder(fleet) is not None, prometheus.requests
         # The gate's action is waiting for Prometheus' answer: the strategy is not loading a role's tasks (the window where
         # ansible-core once hung, see the Ctrl-C test above).
-        started["process"].send_signal(signal.SIGTERM)
+        started["process"].send_signal(sent)
         run = Fleet.finish(started)
-        assert run.rc != 0, run.tail()
+        ended_by(run, sent)
         assert lease_freed(fleet) is None, run.tail()
         block = run.output[run.output.index("nodeops.numa_drift: this remediate run ended before its rollout did"):]
         assert "  cordoned by nodeops.numa_drift (kubelet may be stopped there too): none\n" in block, block
