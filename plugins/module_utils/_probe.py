@@ -13,7 +13,7 @@ controller gets in one read what the probe will look at. Stdlib only, Python >= 
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import CHECKPOINT_FILE_NAME, MAX_CHECKPOINT_BYTES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
@@ -21,6 +21,13 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_fi
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import CpuAssessment, assess_cpu_manager
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME, MAX_CPU_STATE_BYTES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import (
+    MAX_RECORD_BYTES,
+    TOPOLOGY_RECORD_FILE,
+    RecordError,
+    TopologyRecord,
+    parse_record,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import DISCOVERY_FOLLOWS, DISCOVERY_READS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import KUBELET_FOLLOWS
@@ -42,6 +49,9 @@ GUARD_READS = ({"stat": GUARD_PROGRAM}, {"read": GUARD_STATE})
 # probe's facts, without reading the node again.
 HISTORY = "/" + HISTORY_FILE  # the node path of the history at its default place
 HISTORY_READS = ({"read": HISTORY, "raw": True, "literal": True},)
+# The collection's record of where the pinned CPUs sat at the last good state (_cpu.topology_record).
+TOPOLOGY_RECORD = "/" + TOPOLOGY_RECORD_FILE
+TOPOLOGY_RECORD_READS = ({"read": TOPOLOGY_RECORD, "raw": True, "literal": True},)
 MAX_REPAIR_TIMES = 1000  # the most recent ones: the loop guard decides the same for any loop_max_repairs up to this
 
 
@@ -83,7 +93,19 @@ def _cpu_manager(files: NodeFiles, settings: KubeletSettings) -> Tuple[CpuAssess
     if raw is not None and len(raw) > MAX_CPU_STATE_BYTES:
         raw = raw[:MAX_CPU_STATE_BYTES]  # truncated: kubelet's JSON reader refuses what is left, and so does ours
     topology = read_cpu_topology(files) if settings.cpu.policy == "static" else None
-    return assess_cpu_manager(settings, topology, raw, path), CpuManagerRead(path, raw, topology)
+    record = _topology_record(files) if settings.cpu.policy == "static" else None
+    return assess_cpu_manager(settings, topology, raw, path, record), CpuManagerRead(path, raw, topology)
+
+
+def _topology_record(files: NodeFiles) -> Union[None, TopologyRecord, str]:
+    """The collection's topology record (None: there is none), or why it cannot be read (naming the file)."""
+    where = files.host_path(TOPOLOGY_RECORD, follow=False)
+    try:
+        return parse_record(files.read_bytes(TOPOLOGY_RECORD, MAX_RECORD_BYTES))
+    except FileNotFoundError:
+        return None
+    except (OSError, RecordError) as error:
+        return "this collection's CPU topology record %s cannot be read (%s): remove it once the pinned CPUs' placement is known good" % (where, error)
 
 
 def _guard(files: NodeFiles) -> Dict[str, Any]:
@@ -180,7 +202,8 @@ def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
 def read_plan(arguments: Mapping[str, Any]) -> Tuple[List[Dict[str, Any]], Dict[str, Dict[str, Any]]]:
     """``(rules, follows)``: what :func:`probe` reads on a node with these options (``_node.plan_reader``); with
     ``kubelet_release`` named, no program is asked its release."""
-    rules = list(SYSFS_READS) + list(CPU_READS) + list(DISCOVERY_READS) + list(GUARD_READS) + list(HISTORY_READS) + _option_reads(arguments)
+    rules = (list(SYSFS_READS) + list(CPU_READS) + list(DISCOVERY_READS) + list(GUARD_READS) + list(HISTORY_READS) + list(TOPOLOGY_RECORD_READS)
+             + _option_reads(arguments))
     follows = dict(DISCOVERY_FOLLOWS)
     if arguments.get("kubelet_release"):
         # No program is asked: what is there is all discovery looks at (kubeadm's /usr/bin/kubelet).

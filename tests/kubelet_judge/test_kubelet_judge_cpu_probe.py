@@ -11,13 +11,16 @@ error text. The node's verdict is then never repairable where kubelet's CPU mana
 from __future__ import annotations
 
 import copy
+import os
 from typing import Callable, Mapping, NamedTuple, Optional, Sequence
 
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import TOPOLOGY_RECORD_FILE
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.topology import record_topology
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import judge, judge_cpu
 from ansible_collections.nodeops.numa_drift.tests.support import cputree, scenario
@@ -201,3 +204,46 @@ def test_a_repair_with_the_release_unknown_starts_every_release(judges, layout_o
     for release in releases():
         kubelet = judge_cpu(judges[release], root)
         assert kubelet.started and kubelet.after == kubelet.before, (release, kubelet.brief())
+
+
+def _recorded(root: str) -> bytes:
+    """The topology record the boot guard writes at a boot whose CPU manager starts as it is (``record_topology``)."""
+    result = probe(HostFiles(root))
+    assert result.cpu.cls == "in_sync", result.cpu.message
+    with open(record_topology(result) or "", "rb") as handle:
+        return handle.read()
+
+
+def _files(root: str) -> Mapping[str, bytes]:
+    found = {}
+    for top, _dirs, names in os.walk(os.path.join(root, "var")):
+        for name in names:
+            with open(os.path.join(top, name), "rb") as handle:
+                found[os.path.relpath(os.path.join(top, name), root)] = handle.read()
+    return found
+
+
+@pytest.mark.parametrize("stale", [False, True], ids=["kubelet starts", "kubelet refuses: the online set grew"])
+@pytest.mark.parametrize("release", releases())
+def test_a_renumbering_that_keeps_the_ids_is_refused_by_the_topology_record_whatever_kubelet_does(judges, release, stale, tmp_path):
+    """CPUs 2 and 10 (pod-a's) keep their ids but now sit on socket 1 (``RENUMBERED``). Kubelet's own CPU manager decides
+    as if nothing moved: it starts with the file, or refuses only the stale default set. The record taken when the node
+    was last good says the pinning would be false: the collection refuses (``assigned_cpu_moved``), names the pod, and
+    the repair touches no file."""
+    recorded = RECORDED_SMALLER if stale else ALL
+    before = cputree.build_cpu_node(str(tmp_path / "before"), CPUS, recorded, STATIC, in_layout(release, cputree.rederive_default(recorded, POD), POD))
+    record = _recorded(before)
+    root = cputree.build_cpu_node(str(tmp_path / "after"), RENUMBERED, ALL, STATIC, in_layout(release, cputree.rederive_default(recorded, POD), POD))
+    kubelet = judge_cpu(judges[release], root)
+    assert kubelet.started is not stale, kubelet.brief()
+    path = os.path.join(root, TOPOLOGY_RECORD_FILE)
+    os.makedirs(os.path.dirname(path))
+    with open(path, "wb") as handle:
+        handle.write(record)
+    result = probe(HostFiles(root), kubelet_release=version(release))
+    assert (result.cpu.cls, result.cpu.pods) == ("assigned_cpu_moved", ("pod-a",)), result.cpu.message
+    assert result.assessment.verdict == ("cpu_manager_refuses" if stale else "cpu_checkpoint_untrusted")
+    assert result.cpu.start.started == kubelet.started and not result.assessment.repairable
+    found = _files(root)
+    assert repair_node(result, backup_dir=str(tmp_path / "backups"), history_file=str(tmp_path / "history.json")).action == "refused"
+    assert _files(root) == found

@@ -19,15 +19,18 @@ every supported release when it is unknown: the first that refuses speaks), then
   (strict-cpu-reservation with every unreserved CPU assigned, kubernetes#141196), ``corrupt`` (checksum, broken
   ``data``, unparsable), ``kubelet_config_refused`` (kubelet fails before it reads the file);
 * untrusted although kubelet may start (verdict ``cpu_checkpoint_untrusted``, or ``cpu_manager_refuses`` where
-  kubelet refuses it too): ``cpu_claimed_twice``, ``checksum_zero``, ``unsupported_layout``;
-* ``unknown`` (verdict ``cpu_manager_unknown``): the CPUs could not be read, or kubelet's start is not modelled.
+  kubelet refuses it too): ``cpu_claimed_twice``, ``checksum_zero``, ``unsupported_layout``, ``assigned_cpu_moved``
+  (an entry kept since the collection's topology record holds CPUs now on another core, socket or NUMA node, which
+  kubelet never compares: :mod:`_cpu.topology_record`);
+* ``unknown`` (verdict ``cpu_manager_unknown``): the CPUs could not be read, kubelet's start is not modelled, or the
+  topology record cannot be read where it would be compared.
 
 Pure, stdlib only, Python >= 3.9.
 """
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
@@ -35,15 +38,18 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.rewrite import CpuRewrite, rewrite_default_set
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.start import CpuStart, cpu_manager_start
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import TopologyRecord, moved_cpus
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_STATIC, KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
 
-__all__ = ["NOTHING_TO_DO_CLASSES", "STALE_CLASSES", "UNTRUSTED_CLASSES", "CpuAssessment", "assess_cpu_manager", "verdict_of"]
+__all__ = ["CPU_CLASSES", "NOTHING_TO_DO_CLASSES", "STALE_CLASSES", "UNTRUSTED_CLASSES", "CpuAssessment", "assess_cpu_manager", "verdict_of"]
 
 NOTHING_TO_DO_CLASSES = ("in_sync", "no_checkpoint", "not_static")
 STALE_CLASSES = ("cpus_unrecorded", "shared_cpus_offline")
-UNTRUSTED_CLASSES = ("cpu_claimed_twice", "checksum_zero", "unsupported_layout")
+UNTRUSTED_CLASSES = ("cpu_claimed_twice", "checksum_zero", "unsupported_layout", "assigned_cpu_moved")
+# The classes whose pinning the topology record vouches for: kubelet starts, or only defaultCpuSet is re-derived.
+_KEPT_PINNING = ("in_sync",) + STALE_CLASSES
 
 
 class CpuAssessment(Record, frozen=True):
@@ -172,18 +178,24 @@ _WHAT = {
     "cpu_claimed_twice": "two pods claim the same CPUs (%(twice)s: pods %(pods)s): %(file)s cannot be trusted",
     "checksum_zero": "%(file)s has \"checksum\": 0, which kubelet takes unverified: it cannot be trusted",
     "unsupported_layout": "%(file)s is in a layout this collection does not read",
+    "assigned_cpu_moved": "CPUs %(moved)s of pods %(pods)s are on another core, socket or NUMA node than when this collection "
+                          "recorded them%(recorded)s: kubelet never compares that, and would keep the pods pinned to other hardware",
     "unknown": "kubelet's CPU manager could not be judged",
 }
 
 
-def _message(cls: str, start: Optional[CpuStart], pods: Sequence[str], rederived: Optional[FrozenSet[int]], path: str, problems: Sequence[str]) -> str:
+CPU_CLASSES = tuple(_WHAT)  # every class, in the order above (the metrics' labels)
+
+
+def _message(cls: str, start: Optional[CpuStart], pods: Sequence[str], rederived: Optional[FrozenSet[int]], path: str, problems: Sequence[str],
+             moved: FrozenSet[int] = frozenset(), recorded: str = "") -> str:
     state = start.state if start else None
     recorded = state.default | assigned_cpus(state) if state else frozenset()
     online = start.online if start else frozenset()
     values = {"file": path, "pods": ", ".join(pods), "rederived": '"%s"' % format_cpuset(rederived or ()),
               "gone": format_cpuset(recorded - online), "reserved": format_cpuset(start.reserved if start else ()),
               "unrecorded": format_cpuset(online - recorded - ((start.reserved if start and start.strict else frozenset()))),
-              "twice": format_cpuset(cpus_claimed_twice(state)) if state else ""}
+              "twice": format_cpuset(cpus_claimed_twice(state)) if state else "", "moved": format_cpuset(moved), "recorded": recorded}
     text = _WHAT[cls] % values
     said = "; ".join(list(problems) + ([start.error] if start and start.error else []))
     if start and start.stage not in ("started", "unknown"):
@@ -208,8 +220,24 @@ def _speaking_release(starts: Sequence[CpuStart], explicit_reserved: bool) -> Tu
     return next(((one, said) for one, said in refusing if said[0] not in STALE_CLASSES), refusing[0])
 
 
-def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology], raw: Optional[bytes], path: str) -> CpuAssessment:
-    """The CPU manager's part of the node's verdict (``raw``: ``cpu_manager_state``'s bytes at ``path``, None: none)."""
+def _when(record: TopologyRecord) -> str:
+    return " (at boot %s)" % record.boot_id if record.boot_id else ""
+
+
+def _since_the_record(start: CpuStart, record: TopologyRecord) -> str:
+    """Whether the unrecorded CPUs were online at the recorded good state: a torn write leaked them, or the set grew."""
+    state = start.state
+    recorded = state.default | assigned_cpus(state) if state else frozenset()
+    unrecorded = start.online - recorded - (start.reserved if start.strict else frozenset())
+    if unrecorded <= record.online:
+        return "; they were online when this collection last recorded the CPUs: a torn write leaked them"
+    return "; CPUs %s were not online when this collection last recorded the CPUs: the online set grew" % format_cpuset(unrecorded - record.online)
+
+
+def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology], raw: Optional[bytes], path: str,
+                       record: Union[None, TopologyRecord, str] = None) -> CpuAssessment:
+    """The CPU manager's part of the node's verdict (``raw``: ``cpu_manager_state``'s bytes at ``path``, None: none;
+    ``record``: the collection's topology record, None when there is none, or why it cannot be read)."""
     cpu = settings.cpu
     if cpu.policy != CPU_POLICY_STATIC and raw is None:
         return CpuAssessment("not_static", None, "cpuManagerPolicy %s and no %s: nothing for the CPU manager to restore" % (cpu.policy, path), None)
@@ -219,7 +247,16 @@ def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology
     starts: List[CpuStart] = [cpu_manager_start(release, cpu, settings.feature_gates, topology or CpuTopology({}), raw, settings.root_dir)
                               for release in _releases(settings)]
     start, (cls, pods, rederived) = _speaking_release(starts, bool(cpu.reserved_system_cpus))
-    message = _message(cls, start, pods, rederived, path, ())
+    state = start.state
+    compared = cls in _KEPT_PINNING and state is not None and bool(state.entries) and topology is not None
+    if compared and isinstance(record, str):
+        return CpuAssessment("unknown", "cpu_manager_unknown", _message("unknown", None, (), None, path, (record,)), start, problems=(record,))
+    moved = moved_cpus(record, topology, state.entries) if compared and isinstance(record, TopologyRecord) else frozenset()
+    if moved:
+        cls, pods, rederived = "assigned_cpu_moved", pods_holding(state, moved), None
+    message = _message(cls, start, pods, rederived, path, (), moved, _when(record) if isinstance(record, TopologyRecord) else "")
+    if cls == "cpus_unrecorded" and isinstance(record, TopologyRecord):
+        message += _since_the_record(start, record)
     if rederived is None or start.state is None or raw is None:
         return CpuAssessment(cls, verdict_of(cls, start.started), message, start, pods, rederived)
     rewrite = rewrite_default_set(raw, start.state, rederived)

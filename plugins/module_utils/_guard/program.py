@@ -37,11 +37,11 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.metrics
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, describe_bytes, parse_quantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import RepairError
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.topology import BOOT_ID, read_boot_id, record_topology
 
 __all__ = ["PROGRAM", "GUARD_STATE", "BOOT_ID", "DEFAULT_TEXTFILE_DIR", "GuardTimeout", "read_boot_id", "main"]
 
 PROGRAM = GUARD_PROGRAM
-BOOT_ID = "proc/sys/kernel/random/boot_id"
 DEFAULT_TEXTFILE_DIR = "/var/lib/node_exporter/textfile_collector"
 DEFAULT_TIME_LIMIT = 20.0
 _NAME = "numa-drift-guard"
@@ -58,15 +58,6 @@ class Decision:
     message: str
 
 
-def read_boot_id(root: str) -> Optional[str]:
-    """This boot's id, or None when it cannot be read (which counts as a new boot)."""
-    try:
-        text = read_regular_file(under_root(root, BOOT_ID, follow=False), 256).decode("ascii", "replace").strip()
-    except OSError:
-        return None
-    return text or None
-
-
 def _read_state(root: str) -> Dict[str, Any]:
     try:
         record = load_json(read_regular_file(under_root(root, GUARD_STATE, follow=False), 64 * 1024).decode("utf-8"))
@@ -75,13 +66,17 @@ def _read_state(root: str) -> Dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-def _write_state(root: str, record: Dict[str, Any], timeout: float) -> None:
+def _write_state(root: str, record: Dict[str, Any], timeout: float, untouched: Optional[ProbeResult] = None) -> None:
     """Write this boot's record under the node lock: a writer holding that lock removes the temporary
-    files of ours it finds in the state directory as a killed run's leftovers, this write's included."""
+    files of ours it finds in the state directory as a killed run's leftovers, this write's included. On a boot that
+    needed nothing (``untouched``), the CPU topology record too, when the CPU manager starts with its file as it is
+    (a repair records it itself)."""
     path = under_root(root, GUARD_STATE, follow=False)
     with node_lock(lock_path(root), timeout):
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         atomic_write(path, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode("utf-8"), mode=0o644)
+        if untouched is not None:
+            record_topology(untouched)
 
 
 def _log(text: str) -> None:
@@ -179,7 +174,7 @@ def _run(args: argparse.Namespace, started: float, deadline: float) -> None:
     record = {"boot_id": boot_id, "verdict": decision.verdict, "action": decision.action, "message": decision.message,
               "time": time.time(), "duration_seconds": round(time.monotonic() - started, 6)}
     try:
-        _write_state(root, record, max(deadline - time.monotonic(), 1.0))
+        _write_state(root, record, max(deadline - time.monotonic(), 1.0), result if decision.action == "none" else None)
     except OSError as error:
         _log("could not record this boot in %s: %s" % (under_root(root, GUARD_STATE, follow=False), error))
     _refresh_metrics(result, textfile_dir, root, decision.verdict if result else None, started)

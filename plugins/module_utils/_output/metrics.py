@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import CPU_CLASSES, CpuAssessment
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import assigned_cpus
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import VERDICTS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write
@@ -50,6 +52,21 @@ def _drift_samples(assessment: Assessment) -> List[str]:
     return samples
 
 
+def _cpu_manager_lines(cpu: CpuAssessment) -> List[str]:
+    """The CPU manager's class now, and how many CPUs are online, recorded in cpu_manager_state, and pinned."""
+    lines = _family("cpu_manager_class", "1 for the CPU manager's class now (docs/modules.md), 0 for every other class.", [
+        '%scpu_manager_class{class="%s"} %d' % (_PREFIX, name, int(name == cpu.cls)) for name in CPU_CLASSES
+    ])
+    start = cpu.start
+    if start is None:
+        return lines
+    counts = [("online", len(start.online))]
+    if start.state is not None:
+        counts += [("recorded", len(cpu.recorded or ())), ("pinned", len(assigned_cpus(start.state)))]
+    return lines + _family("cpu_manager_cpus", "CPUs online now, recorded in cpu_manager_state (shared pool and pinned), and pinned "
+                           "to pods.", ['%scpu_manager_cpus{set="%s"} %d' % (_PREFIX, name, count) for name, count in counts])
+
+
 def _repair_counts(history: List[Dict[str, Any]]) -> Dict[str, int]:
     counts = dict.fromkeys(REPAIR_AUTHORS, 0)
     for entry in history:
@@ -65,7 +82,7 @@ def render_metrics(
     duration_seconds: Optional[float] = None,
     verdict: Optional[str] = None,
 ) -> str:
-    """The metrics file's text: verdict, drift, bound, repairs, timestamps.
+    """The metrics file's text: verdict, drift, bound, the CPU manager's class and CPUs, repairs, timestamps.
 
     ``verdict`` (default the assessment's) is the one found at this boot before any repair:
     a later run in the same boot passes the verdict it recorded then.
@@ -80,6 +97,8 @@ def render_metrics(
         lines += _family("bound_bytes", "The drift bound per NUMA node in bytes (as KEP-6232's "
                          "kubelet_memory_manager_drift_tolerance_bytes); absent when unknown.",
                          ["%sbound_bytes %d" % (_PREFIX, assessment.bound_bytes)])
+    if assessment.cpu is not None:
+        lines += _cpu_manager_lines(assessment.cpu)
     lines += _family("repairs_total", "Repairs recorded in the node's repair history (its loop-guard window), by who repaired.", [
         '%srepairs_total{by="%s"} %d' % (_PREFIX, by, count) for by, count in sorted(_repair_counts(history).items())
     ])

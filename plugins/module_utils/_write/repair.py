@@ -43,6 +43,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdict
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import summary_line
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, discard_backup
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import history_path, loop_guard_message
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.topology import record_topology
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.procedure import (
     RepairError,
     RepairOutcome,
@@ -216,6 +217,16 @@ def _verify(result: ProbeResult, writes: List[_FileWrite]) -> Tuple[Assessment, 
     return after, problems
 
 
+def _topology_recorded(result: ProbeResult) -> str:
+    """Record where the pinned CPUs sit now that the CPU manager's state is good again (_write.topology); a failure
+    there leaves the repair as it is and is said."""
+    try:
+        record_topology(result, repaired=True)
+    except OSError as error:
+        return "; the CPU topology record was not written: %s" % error
+    return ""
+
+
 def _write_plan(result: ProbeResult, backup_dir: Optional[str], history_file: str, by: str, window_hours: float,
                 removed: Tuple[str, ...]) -> RepairOutcome:
     planned = _planned_writes(result)
@@ -246,6 +257,7 @@ def _write_plan(result: ProbeResult, backup_dir: Optional[str], history_file: st
     cpu_backup = next((one.backup_file for one in writes if one.path != result.path), None)
     entry = ("repaired", by, result.assessment.verdict, memory_backup, summary)
     after, note = _recorded(history_file, entry, window_hours, followed.path, followed.original, write, cpu_backup_file=cpu_backup)
+    note += _topology_recorded(result)
     message = "repaired %s (%s); backup %s%s" % (" and ".join(one.path for one in writes), summary,
                                                  " and ".join(one.backup_file for one in writes if one.backup_file) or "none (backup=false)", note)
     plan = result.assessment.plan

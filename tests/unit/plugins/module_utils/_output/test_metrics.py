@@ -45,3 +45,28 @@ def test_write_metrics_is_atomic_and_world_readable(tmp_path):
     with open(path, encoding="utf-8") as handle:
         assert handle.read() == "a 1\n"
     assert os.listdir(directory) == ["nodeops_numa_drift.prom"]
+
+
+def test_metrics_say_the_cpu_managers_class_and_cpus(tmp_path):
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import CPU_CLASSES  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodeops.numa_drift.tests.support import cputree  # pylint: disable=import-outside-toplevel
+
+    root = cputree.build_cpu_node(str(tmp_path / "node"), cputree.machine(sockets=2), range(16), {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}},
+                                  cputree.cpu_checkpoint_v2("static", "0-1,3-5,8-9,11-13", {"pod-a": {"app": "2,10"}}))
+    lines = metrics.render_metrics(probe(HostFiles(root), kubelet_release="1.35.4").assessment, [], now=0).splitlines()
+    assert 'nodeops_numa_drift_verdict{verdict="cpu_default_set_stale"} 1' in lines
+    assert [line for line in lines if line.startswith("nodeops_numa_drift_cpu_manager_class{") and line.endswith(" 1")] == [
+        'nodeops_numa_drift_cpu_manager_class{class="cpus_unrecorded"} 1']
+    assert sum(line.startswith("nodeops_numa_drift_cpu_manager_class{") for line in lines) == len(CPU_CLASSES)
+    # 16 online; the file records 0-1,3-5,8-9,11-13 and pins 2,10: 12 recorded, 2 pinned.
+    assert [line for line in lines if line.startswith("nodeops_numa_drift_cpu_manager_cpus{")] == [
+        'nodeops_numa_drift_cpu_manager_cpus{set="online"} 16', 'nodeops_numa_drift_cpu_manager_cpus{set="recorded"} 12',
+        'nodeops_numa_drift_cpu_manager_cpus{set="pinned"} 2']
+
+
+def test_metrics_of_a_node_whose_cpu_manager_is_not_static_count_no_cpus(tmp_path):
+    recorded = two_node_boot()
+    root = write_kubelet_node(str(tmp_path / "node"), recorded, recorded, pods=guaranteed_pods(1, (0,)))
+    text = metrics.render_metrics(probe(HostFiles(root)).assessment, [], now=0)
+    assert 'nodeops_numa_drift_cpu_manager_class{class="not_static"} 1' in text.splitlines()
+    assert "cpu_manager_cpus" not in text

@@ -1,0 +1,207 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The CPU topology record: written at a good state, compared on the next probe, a moved pinned CPU refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import (
+    MAX_RECORD_BYTES,
+    TOPOLOGY_RECORD_FILE,
+    RecordError,
+    moved_cpus,
+    parse_record,
+    record_bytes,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._guard import program as _guard
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import read_cpu_topology
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.topology import record_topology
+from ansible_collections.nodeops.numa_drift.tests.support import cputree
+
+STATIC = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}}
+POD = {"pod-a": {"app": "2,10"}}
+ALL = list(range(16))
+IN_SYNC = "0-1,3-9,11-15"
+
+
+def siblings_paired(sockets: int = 2, cores_per_socket: int = 4):
+    """The same 16 CPU ids numbered the other way firmware does it: a core's threads are ``2k`` and ``2k+1``."""
+    out = {}
+    for index in range(sockets * cores_per_socket):
+        socket, core = divmod(index, cores_per_socket)
+        for thread in range(2):
+            out[2 * index + thread] = (core, socket, socket)
+    return out
+
+
+def tree(tmp_path, name, cpus, default, entries=None, online=None):
+    return cputree.build_cpu_node(str(tmp_path / name), cpus, ALL if online is None else online, STATIC,
+                                  cputree.cpu_checkpoint_v2("static", default, POD if entries is None else entries))
+
+
+def recorded_at(root):
+    """Record the node as it is (it must be in sync), as the boot guard does on a boot that needs nothing."""
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    assert result.cpu.cls == "in_sync", result.cpu.message
+    path = record_topology(result)
+    assert path == os.path.join(root, TOPOLOGY_RECORD_FILE)
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def carry_record(record, root):
+    path = os.path.join(root, TOPOLOGY_RECORD_FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(record)
+
+
+def files_of(root):
+    out = {}
+    for top, _dirs, names in os.walk(os.path.join(root, "var")):
+        for name in names:
+            with open(os.path.join(top, name), "rb") as handle:
+                out[os.path.relpath(os.path.join(top, name), root)] = handle.read()
+    return out
+
+
+def test_the_record_round_trips_each_pinned_cpus_placement(tmp_path):
+    root = tree(tmp_path, "a", cputree.machine(sockets=2), IN_SYNC)
+    record = parse_record(recorded_at(root))
+    assert record.entries == {"pod-a": {"app": frozenset({2, 10})}}
+    # CPU 2 and its sibling 10: core 2 (kubelet numbers a core by its lowest thread), socket 0, NUMA node 0.
+    assert record.placement == {2: (2, 0, 0, frozenset({2, 10})), 10: (2, 0, 0, frozenset({2, 10}))}
+    assert record.online == frozenset(ALL)
+    topology = read_cpu_topology(HostFiles(root))
+    assert moved_cpus(record, topology, record.entries) == frozenset()
+
+
+def test_a_renumbering_that_keeps_the_ids_is_refused_although_kubelet_starts(tmp_path):
+    """Firmware now numbers a core's threads 2k, 2k+1: CPUs 2 and 10 keep their ids but sit on other cores (10 on the
+    other socket). Kubelet starts (it compares ids only); the collection refuses, names the pod, touches nothing."""
+    record = recorded_at(tree(tmp_path, "before", cputree.machine(sockets=2), IN_SYNC))
+    root = tree(tmp_path, "after", siblings_paired(), IN_SYNC)
+    assert probe(HostFiles(root), kubelet_release="1.35.4").cpu.cls == "in_sync"  # without a record: kubelet's view
+    carry_record(record, root)
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    assert (result.cpu.cls, result.cpu.verdict, result.cpu.pods) == ("assigned_cpu_moved", "cpu_checkpoint_untrusted", ("pod-a",))
+    assert result.cpu.start.started  # kubelet's own start passes
+    assert "CPUs 2,10 of pods pod-a are on another core, socket or NUMA node" in result.cpu.message
+    assert result.assessment.verdict == "cpu_checkpoint_untrusted" and not result.assessment.repairable
+    before = files_of(root)
+    outcome = repair_node(result)
+    assert outcome.action == "refused" and "cpu_checkpoint_untrusted" in outcome.message
+    assert files_of(root) == before
+
+
+def test_a_moved_cpu_is_refused_where_only_the_default_set_would_be_stale(tmp_path):
+    """CPUs recorded nowhere (repairable alone) beside a renumbering: no repair, kubelet's refusal stands."""
+    record = recorded_at(tree(tmp_path, "before", cputree.machine(sockets=2), IN_SYNC))
+    root = tree(tmp_path, "after", siblings_paired(), "0-1,3-5,8-9,11-13")
+    carry_record(record, root)
+    result = probe(HostFiles(root), kubelet_release="1.37.2")
+    assert (result.cpu.cls, result.cpu.verdict) == ("assigned_cpu_moved", "cpu_manager_refuses"), result.cpu.message
+    assert "doesn't match with CPUs in state" in result.cpu.message  # kubelet's own refusal is said too
+    before = files_of(root)
+    assert repair_node(result).action == "refused"
+    assert files_of(root) == before
+
+
+def test_a_pod_pinned_after_the_record_is_not_compared(tmp_path):
+    """The record vouches for the entries it holds: a pod pinned later (drain, delete, pods placed again on the new
+    numbering) is not refused by an old record."""
+    record = recorded_at(tree(tmp_path, "before", cputree.machine(sockets=2), IN_SYNC))
+    root = tree(tmp_path, "after", siblings_paired(), IN_SYNC, entries={"pod-b": {"app": "2,10"}})
+    carry_record(record, root)
+    assert probe(HostFiles(root), kubelet_release="1.35.4").cpu.cls == "in_sync"
+
+
+def test_an_unpinned_cpu_that_moved_is_not_a_refusal(tmp_path):
+    cpus = cputree.machine(sockets=2)
+    record = recorded_at(tree(tmp_path, "before", cpus, IN_SYNC))
+    moved = dict(cpus)
+    moved[7], moved[15] = (0, 1, 1), (0, 1, 1)  # an unpinned core's threads now counted with socket 1's core 0
+    root = tree(tmp_path, "after", moved, IN_SYNC)
+    carry_record(record, root)
+    assert probe(HostFiles(root), kubelet_release="1.35.4").cpu.cls == "in_sync"
+
+
+@pytest.mark.parametrize("online, said", [
+    (ALL, "they were online when this collection last recorded the CPUs: a torn write leaked them"),
+    (list(range(12)), "CPUs 12-15 were not online when this collection last recorded the CPUs: the online set grew"),
+])
+def test_cpus_recorded_nowhere_say_whether_the_set_grew_or_a_write_was_torn(tmp_path, online, said):
+    cpus = cputree.machine(sockets=2)
+    record = recorded_at(tree(tmp_path, "before", cpus, "0-1,3-9,11" if online != ALL else IN_SYNC, online=online))
+    root = tree(tmp_path, "after", cpus, "0-1,3-5,8-9,11")
+    carry_record(record, root)
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    assert result.cpu.cls == "cpus_unrecorded" and said in result.cpu.message, result.cpu.message
+
+
+def test_a_repair_records_the_topology_it_kept(tmp_path):
+    root = tree(tmp_path, "a", cputree.machine(sockets=2), "0-1,3-5,8-9,11-13")
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    assert result.cpu.cls == "cpus_unrecorded"
+    assert repair_node(result).action == "repaired"
+    with open(os.path.join(root, TOPOLOGY_RECORD_FILE), "rb") as handle:
+        record = parse_record(handle.read())
+    assert record.entries == {"pod-a": {"app": frozenset({2, 10})}} and record.online == frozenset(ALL)
+
+
+def test_the_guard_records_a_boot_that_needs_nothing_and_not_a_refused_one(tmp_path):
+    cpus = cputree.machine(sockets=2)
+    good = tree(tmp_path, "good", cpus, IN_SYNC)
+    assert _guard.main(["--root", good]) == 0
+    assert os.path.exists(os.path.join(good, TOPOLOGY_RECORD_FILE))
+    refused = tree(tmp_path, "refused", cpus, IN_SYNC, online=[cpu for cpu in ALL if cpu != 10])  # a pinned CPU offline
+    assert _guard.main(["--root", refused]) == 0
+    assert not os.path.exists(os.path.join(refused, TOPOLOGY_RECORD_FILE))
+
+
+@pytest.mark.parametrize("content, said", [
+    (b"{", "not JSON"),
+    (b'{"version": 2}', "not a version-1 record"),
+    (b'{"version": 1, "entries": {}, "cpus": {"2": {"core": true, "socket": 0, "numa_node": 0, "threads": "2"}}, "online": "0-3"}',
+     "cpus[2].core is not a topology id"),
+    (b'{"version": 1, "entries": {"p": {"c": "9999999"}}, "cpus": {}, "online": ""}', "entries['p']['c']"),
+    (b'{"version": 1, "entries": [], "cpus": {}, "online": ""}', "entries is not an object of pods"),
+    (b'{"version": 1, "entries": {}, "cpus": {"0-1": {}}, "online": ""}', "is not one CPU's placement"),
+    (b" " * (MAX_RECORD_BYTES + 1), "larger than"),
+])
+def test_a_hostile_record_is_an_error_naming_what_is_wrong(content, said):
+    with pytest.raises(RecordError) as raised:
+        parse_record(content)
+    assert said in str(raised.value)
+
+
+def test_an_unreadable_record_makes_the_cpu_manager_unknown_only_where_it_would_be_compared(tmp_path):
+    root = tree(tmp_path, "a", cputree.machine(sockets=2), IN_SYNC)
+    carry_record(b"{", root)
+    result = probe(HostFiles(root), kubelet_release="1.35.4")
+    assert (result.cpu.cls, result.cpu.verdict) == ("unknown", "cpu_manager_unknown")
+    assert "CPU topology record %s cannot be read (not JSON" % os.path.join(root, TOPOLOGY_RECORD_FILE) in result.cpu.message
+    assert "remove it once the pinned CPUs' placement is known good" in result.cpu.message
+    # No pinned CPU: nothing to compare, the record is not read for a verdict.
+    empty = tree(tmp_path, "b", cputree.machine(sockets=2), "0-15", entries={})
+    carry_record(b"{", empty)
+    assert probe(HostFiles(empty), kubelet_release="1.35.4").cpu.cls == "in_sync"
+
+
+def test_the_record_holds_no_more_than_placements_and_pod_ids(tmp_path):
+    """What the node keeps (and the probe reads back): versions, ids, CPU lists; nothing from kubelet's keys or config."""
+    root = tree(tmp_path, "a", cputree.machine(sockets=2), IN_SYNC)
+    document = json.loads(recorded_at(root))
+    assert sorted(document) == ["boot_id", "cpus", "entries", "online", "time", "version"]
+    assert document["cpus"]["2"] == {"core": 2, "socket": 0, "numa_node": 0, "threads": "2,10"}
+    shutil.rmtree(root)
+    assert record_bytes(read_cpu_topology(HostFiles(str(tmp_path))), {}, None, 0.0).startswith(b"{")
