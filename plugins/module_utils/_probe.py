@@ -92,7 +92,8 @@ def _cpu_manager(files: NodeFiles, settings: KubeletSettings) -> Tuple[CpuAssess
     path, raw = _checkpoint(files, settings.root_dir, CPU_STATE_FILE_NAME, MAX_CPU_STATE_BYTES)
     if raw is not None and len(raw) > MAX_CPU_STATE_BYTES:
         raw = raw[:MAX_CPU_STATE_BYTES]  # truncated: kubelet's JSON reader refuses what is left, and so does ours
-    topology = read_cpu_topology(files) if settings.cpu.policy == "static" else None
+    # getReservedCPUs checks reservedSystemCPUs against the online CPUs whatever the policy.
+    topology = read_cpu_topology(files) if settings.cpu.policy == "static" or settings.cpu.reserved_system_cpus else None
     record = _topology_record(files) if settings.cpu.policy == "static" else None
     return assess_cpu_manager(settings, topology, raw, path, record), CpuManagerRead(path, raw, topology)
 

@@ -65,6 +65,31 @@ class Case(NamedTuple):
     cpus: Optional[Mapping[int, cputree.Cpu]] = None
 
 
+def with_options(options: Mapping[str, str], **gates: bool) -> Mapping[str, object]:
+    config: dict = dict(STATIC, cpuManagerPolicyOptions=dict(options))
+    if gates:
+        config["featureGates"] = dict(gates)
+    return config
+
+
+def IN_SYNC(release: str) -> bytes:  # noqa: N802 (a checkpoint maker among lambdas)
+    return in_layout(release, cputree.rederive_default(ALL, POD), POD)
+
+
+BASELINES = "InPlacePodVerticalScalingExclusiveCPUs"
+
+
+def with_baseline(release: str, baseline: str, recorded: Sequence[int] = ALL) -> bytes:
+    """The pod's file with a ``baselines`` entry for its container in v1.37's data part (earlier releases: the v2 file)."""
+    default = cputree.rederive_default(recorded, POD)
+    if minor(release) < 37:
+        return cputree.cpu_checkpoint_v2("static", default, POD)
+    data = cputree.cpu_data("static", default, POD)[:-1] + ',"baselines":{"pod-a":{"app":{"baseline":"%s"}}}}' % baseline
+    return cputree.cpu_checkpoint_v4("static", default, POD, data=data)
+
+
+# Two sockets on one NUMA node: align-by-socket refuses such a machine.
+ONE_NUMA_NODE = {cpu: (core, socket, 0) for cpu, (core, socket, _node) in CPUS.items()}
 RENUMBERED = dict(CPUS)
 RENUMBERED[2], RENUMBERED[6], RENUMBERED[10], RENUMBERED[14] = CPUS[6], CPUS[2], CPUS[14], CPUS[10]
 V2_VALID = ('{"policyName":"none","defaultCPUSet":"1-3","entries":{"pod":{"container1":"4-6","container2":"1-3"}},'
@@ -101,6 +126,33 @@ CASES = (
     Case("no reservation", ALL, {"cpuManagerPolicy": "static"}, lambda r: None),
     Case("truncated JSON", ALL, STATIC, lambda r: in_layout(r, cputree.rederive_default(ALL, POD), POD)[:40]),
     Case("default set empty with an entry", ALL, STATIC, lambda r: in_layout(r, "", POD)),
+    # cpuManagerPolicyOptions (policy_options.go): maturity by release and gate, values, pairs, align-by-socket's checks.
+    Case("align-by-socket, alpha options off", ALL, with_options({"align-by-socket": "true"}), lambda r: None),
+    Case("align-by-socket, alpha options on", ALL, with_options({"align-by-socket": "true"}, CPUManagerPolicyAlphaOptions=True), IN_SYNC),
+    Case("align-by-socket under single-numa-node", ALL, dict(with_options({"align-by-socket": "true"}, CPUManagerPolicyAlphaOptions=True),
+                                                             topologyManagerPolicy="single-numa-node"), IN_SYNC),
+    Case("align-by-socket, more sockets than NUMA nodes", ALL, with_options({"align-by-socket": "true"}, CPUManagerPolicyAlphaOptions=True),
+         IN_SYNC, ONE_NUMA_NODE),
+    Case("strict-cpu-reservation, beta options off", ALL, dict(with_options({"strict-cpu-reservation": "true"}, CPUManagerPolicyBetaOptions=False)),
+         lambda r: None),
+    Case("full-pcpus-only with a bad value", ALL, with_options({"full-pcpus-only": "yes"}), lambda r: None),
+    Case("an option kubelet does not know", ALL, with_options({"pack-cpus-tightly": "true"}), lambda r: None),
+    Case("full-pcpus-only with distribute-cpus-across-cores", ALL,
+         with_options({"full-pcpus-only": "true", "distribute-cpus-across-cores": "true"}, CPUManagerPolicyAlphaOptions=True), lambda r: None),
+    Case("distribute-cpus-across-numa, reservedSystemCPUs set", ALL, dict(EXPLICIT, cpuManagerPolicyOptions={"distribute-cpus-across-numa": "true"}),
+         IN_SYNC),
+    Case("prefer-align-cpus-by-uncorecache, reservedSystemCPUs set, online set grew", ALL,
+         dict(EXPLICIT, cpuManagerPolicyOptions={"prefer-align-cpus-by-uncorecache": "true"}),
+         lambda r: in_layout(r, cputree.rederive_default(RECORDED_SMALLER, POD), POD)),
+    Case("distribute-cpus-across-numa, kubelet picks the reserved CPUs", ALL, with_options({"distribute-cpus-across-numa": "true"}), IN_SYNC),
+    Case("policy none with an option", ALL, dict(NONE, cpuManagerPolicyOptions={"full-pcpus-only": "true"}), lambda r: None),
+    # InPlacePodVerticalScalingExclusiveCPUs: nothing at start up to v1.36; v1.37 parses each baseline of the data part.
+    Case("exclusive-CPU resize gate on, in sync", ALL, dict(STATIC, featureGates={BASELINES: True}), IN_SYNC),
+    Case("exclusive-CPU resize gate on, a baseline that is no CPU list", ALL, dict(STATIC, featureGates={BASELINES: True}),
+         lambda r: with_baseline(r, "2,x")),
+    Case("exclusive-CPU resize gate off, a baseline that is no CPU list", ALL, STATIC, lambda r: with_baseline(r, "2,x")),
+    Case("exclusive-CPU resize gate on, online set grew, baselines kept", ALL, dict(STATIC, featureGates={BASELINES: True}),
+         lambda r: with_baseline(r, "2,10", RECORDED_SMALLER)),
 )
 MEMORY_DRIFT = {"recorded": scenario.two_node_boot(), "current": scenario.two_node_boot(node0_kb=64 * scenario.GIB // scenario.KIB - 2048)}
 
@@ -127,7 +179,10 @@ def _tree(root: str, case: Case, release: str, with_memory_drift: bool) -> str:
 
 
 # Where the probe's words are kubelet's: what kubelet says about JSON it cannot read is Go's encoding/json, not modelled.
-WORDS_NOT_MODELLED = ("truncated JSON",)
+# The same for Go's strconv quoted inside a cpuset parse error.
+WORDS_NOT_MODELLED = ("truncated JSON", "exclusive-CPU resize gate on, a baseline that is no CPU list")
+# Where the probe says it does not judge kubelet's CPU manager (cpu_manager_unknown).
+NOT_MODELLED = ("distribute-cpus-across-numa, kubelet picks the reserved CPUs",)
 
 
 COMBINED = ("in sync", "online set grew", "assigned CPU offline", "checksum bad", "auto-reserved CPU moves onto a pod")
@@ -142,6 +197,10 @@ def test_probe_says_what_kubelets_cpu_manager_does(judges, release, case, with_m
     result = probe(HostFiles(root), kubelet_release=version(release))
     ours = result.cpu.start
     assert ours is not None, result.cpu.message
+    if case.name in NOT_MODELLED:
+        # Kubelet's own pick under these options is not modelled: never judged, never repairable, whatever kubelet does.
+        assert (ours.stage, result.cpu.verdict, result.assessment.repairable) == ("unknown", "cpu_manager_unknown", False), result.cpu.message
+        return
     assert ours.started == kubelet.started, "kubelet %s: %s; probe: %s (%s)" % (release, kubelet.brief(), ours.stage, result.cpu.message)
     if not kubelet.started:
         assert ours.stage == kubelet.stage, (kubelet.brief(), ours.error)
@@ -162,7 +221,8 @@ def test_probe_says_what_kubelets_cpu_manager_does(judges, release, case, with_m
         assert result.assessment.verdict == "drift_within_bound", result.assessment.causes
 
 
-REPAIRABLE_CASES = ("online set grew", "online set grew, strict", "shared-only CPUs offline", "torn write leaked CPU 5")
+REPAIRABLE_CASES = ("online set grew", "online set grew, strict", "shared-only CPUs offline", "torn write leaked CPU 5",
+                    "prefer-align-cpus-by-uncorecache, reservedSystemCPUs set, online set grew")
 REPAIR_PAIRS = [(case, drift) for case in CASES if case.name in REPAIRABLE_CASES for drift in (False, True)]
 
 

@@ -239,7 +239,7 @@ def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology
     """The CPU manager's part of the node's verdict (``raw``: ``cpu_manager_state``'s bytes at ``path``, None: none;
     ``record``: the collection's topology record, None when there is none, or why it cannot be read)."""
     cpu = settings.cpu
-    if cpu.policy != CPU_POLICY_STATIC and raw is None:
+    if cpu.policy != CPU_POLICY_STATIC and raw is None and not cpu.options:
         return CpuAssessment("not_static", None, "cpuManagerPolicy %s and no %s: nothing for the CPU manager to restore" % (cpu.policy, path), None)
     if cpu.policy == CPU_POLICY_STATIC and (topology is None or not topology.known):
         problems = tuple(topology.problems if topology else ("the online CPUs were not read",))

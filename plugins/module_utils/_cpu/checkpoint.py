@@ -16,12 +16,13 @@ from __future__ import annotations
 from typing import Any, Dict, FrozenSet, Mapping, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import UINT64_MAX, load_json
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import CpuSetError, parse_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gospew import GoMap, GoPtr, GoScalar, GoStruct, deep_hash, fnv1a_32
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_STATE_FILE_NAME, go_quote
 
-__all__ = ["CPU_STATE_FILE_NAME", "MAX_CPU_STATE_BYTES", "CORRUPTED", "CpuState", "RestoreError", "restore", "v2_checksum", "data_checksum",
+__all__ = ["CPU_STATE_FILE_NAME", "MAX_CPU_STATE_BYTES", "CORRUPTED", "CpuState", "RestoreError", "restore", "v2_checksum", "accepted_checksums",
+           "data_checksum",
            "assigned_cpus", "struct_field", "is_v4"]
 
 MAX_CPU_STATE_BYTES = 4 * 1024 * 1024
@@ -57,16 +58,50 @@ class _Parts(Record, frozen=True):
     default: str
     entries: Entries
     checksum_zero: bool = False
+    baselines: Entries = factory(dict)  # v1.37's data part: pod -> container -> baseline CPUs, as text
 
 
-def v2_checksum(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]]) -> int:
-    """``CPUManagerCheckpointV2.VerifyChecksum``: FNV-1a 32 of ``dump.ForHash`` (go-spew ``%#v``) of the struct with
-    ``Checksum: 0``, under the legacy type name (checkpoint.go; ``entries`` is never nil: ``map[]`` when empty)."""
+LEGACY_TYPE = "state.CPUManagerCheckpoint"  # the name every release's fallback hashes under (strings.Replace of V1/V2/V3)
+
+
+def _struct_checksum(type_name: str, policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], pod_entries: bool = False) -> int:
+    """FNV-1a 32 of ``dump.ForHash`` (go-spew ``%#v``) of a v2-shaped checkpoint struct with ``Checksum: 0`` under
+    ``type_name`` (``entries`` is never nil: ``map[]`` when empty); ``pod_entries``: v3's empty ``PodEntries`` too."""
     nested = [(pod, GoMap("map[string]string", [(name, GoScalar("string", cpus)) for name, cpus in containers.items()]))
               for pod, containers in entries.items()]
     fields = [("PolicyName", GoScalar("string", policy_name)), ("DefaultCPUSet", GoScalar("string", default)),
-              ("Entries", GoMap("map[string]map[string]string", nested)), ("Checksum", GoScalar("checksum.Checksum", 0))]
-    return deep_hash(GoPtr("state.CPUManagerCheckpoint", GoStruct("state.CPUManagerCheckpoint", fields)))
+              ("Entries", GoMap("map[string]map[string]string", nested))]
+    fields += [("PodEntries", GoMap("state.PodCPUAssignments", []))] if pod_entries else []
+    return deep_hash(GoPtr(type_name, GoStruct(type_name, fields + [("Checksum", GoScalar("checksum.Checksum", 0))])))
+
+
+def v2_checksum(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]]) -> int:
+    """``CPUManagerCheckpointV2.VerifyChecksum`` under the legacy type name (checkpoint.go): what every release
+    verifies, and what ``MarshalCheckpoint`` writes up to v1.35."""
+    return _struct_checksum(LEGACY_TYPE, policy_name, default, entries)
+
+
+def _v1_checksum(policy_name: str, default: str) -> int:
+    """``CPUManagerCheckpointV1.VerifyChecksum`` of a file without entries (v1.34-v1.36 try the v1 reader): v1's
+    ``Entries`` maps a container id to a string, empty here, hashed under the legacy name."""
+    fields = [("PolicyName", GoScalar("string", policy_name)), ("DefaultCPUSet", GoScalar("string", default)),
+              ("Entries", GoMap("map[string]string", [])), ("Checksum", GoScalar("checksum.Checksum", 0))]
+    return deep_hash(GoPtr(LEGACY_TYPE, GoStruct(LEGACY_TYPE, fields)))
+
+
+def accepted_checksums(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], minor: int) -> FrozenSet[int]:
+    """The non-zero checksums release 1.``minor`` accepts on a v2-shaped file (no ``data``, no ``podEntries``), with
+    ``PodLevelResourceManagers`` off (state_checkpoint.go, checkpoint.go): v1.34/v1.35 the legacy name (their
+    ``CPUManagerCheckpointV2`` is an alias of ``CPUManagerCheckpoint``); v1.36 ``CPUManagerCheckpointV2``, then the
+    legacy name; v1.37 falls back from v4 to v3 (``CPUManagerCheckpointV3`` with an empty ``PodEntries``, then the
+    legacy name), then to v2 as v1.36. v1.34-v1.36 also try the v1 reader, which reads a file without entries."""
+    names = (LEGACY_TYPE,) if minor <= 35 else ("state.CPUManagerCheckpointV2", LEGACY_TYPE)
+    accepted = {_struct_checksum(name, policy_name, default, entries) for name in names}
+    if minor >= 37:
+        accepted |= {_struct_checksum(name, policy_name, default, entries, pod_entries=True) for name in ("state.CPUManagerCheckpointV3", LEGACY_TYPE)}
+    elif not entries:
+        accepted.add(_v1_checksum(policy_name, default))
+    return frozenset(accepted)
 
 
 def data_checksum(data: str) -> int:
@@ -159,7 +194,7 @@ def _verified_v2(document: Mapping[str, Any], minor: int) -> _Parts:
     stored = _checksum(struct_field(document, "checksum"), "CPUManagerCheckpointV2.checksum")
     if stored == 0:
         return _Parts(parts.layout, parts.policy_name, parts.default, parts.entries, checksum_zero=True)
-    if stored != v2_checksum(parts.policy_name, parts.default, parts.entries):
+    if stored not in accepted_checksums(parts.policy_name, parts.default, parts.entries, minor):
         if minor == 36 and parts.entries:
             raise ValueError("json: cannot unmarshal object into Go struct field CPUManagerCheckpointV1.entries of type string")
         raise ValueError(CORRUPTED)
@@ -178,8 +213,35 @@ def _v4_parts(document: Mapping[str, Any]) -> _Parts:
     if stored != data_checksum(data):
         raise ValueError("could not load v4 checkpoint: " + CORRUPTED)
     where = "CPUManagerCheckpointData"
+    if struct_field(inner, "podEntries"):
+        raise _NotModelled("a v4 data part with podEntries (PodLevelResourceManagers), which this collection does not read")
+    try:
+        baselines = _baselines(struct_field(inner, "baselines"))
+    except ValueError as error:
+        raise ValueError("could not load v4 checkpoint: failed to deserialize cpu manager checkpoint data: %s" % error) from None
     return _Parts("v4", _string(struct_field(inner, "policyName"), where + ".policyName"),
-                  _string(struct_field(inner, "defaultCpuSet"), where + ".defaultCpuSet"), _entries(struct_field(inner, "entries"), where))
+                  _string(struct_field(inner, "defaultCpuSet"), where + ".defaultCpuSet"), _entries(struct_field(inner, "entries"), where),
+                  baselines=baselines)
+
+
+class _NotModelled(ValueError):
+    """A layout kubelet may read but this collection does not model."""
+
+
+def _baselines(value: Any) -> Entries:
+    """``map[string]map[string]ContainerCPUs`` (``{"baseline": "<cpus>"}``), as text; ValueError for another shape."""
+    where = "CPUManagerCheckpointData.baselines"
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(containers, dict) for containers in value.values()):
+        raise ValueError("json: cannot unmarshal %s into Go struct field %s of type map[string]state.ContainerCPUs" % (_json_kind(value), where))
+    out: Entries = {}
+    for pod, containers in value.items():
+        for name, cpus in containers.items():
+            if not isinstance(cpus, dict):
+                raise ValueError("json: cannot unmarshal %s into Go struct field %s of type state.ContainerCPUs" % (_json_kind(cpus), where))
+            out.setdefault(pod, {})[name] = _string(struct_field(cpus, "baseline"), where + ".baseline")
+    return out
 
 
 def is_v4(document: Mapping[str, Any]) -> bool:
@@ -198,12 +260,15 @@ def _read_parts(raw: bytes, minor: int) -> Union[_Parts, RestoreError]:
         if minor >= 37 and is_v4(document):
             return _v4_parts(document)
         return _verified_v2(document, minor)
+    except _NotModelled as error:
+        return RestoreError(str(error), modelled=False)
     except ValueError as error:
         return RestoreError(str(error))
 
 
-def _parsed(parts: _Parts, policy: str, minor: int) -> Union[CpuState, RestoreError]:
-    """restoreState's checks after the load: the policy name, then ``defaultCpuSet``, then each entry."""
+def _parsed(parts: _Parts, policy: str, minor: int, baselines_on: bool = False) -> Union[CpuState, RestoreError]:
+    """restoreState's checks after the load: the policy name, then ``defaultCpuSet``, then each entry, then (v1.37 with
+    ``InPlacePodVerticalScalingExclusiveCPUs`` on: ``baselines_on``) each baseline."""
     if parts.policy_name != policy:
         return RestoreError("configured policy %s differs from state checkpoint policy %s" % (go_quote(policy), go_quote(parts.policy_name)))
     try:
@@ -217,15 +282,23 @@ def _parsed(parts: _Parts, policy: str, minor: int) -> Union[CpuState, RestoreEr
                 entries.setdefault(pod, {})[name] = parse_cpuset(text)
             except CpuSetError as error:
                 return RestoreError("could not parse cpuset %s for container %s in pod %s: %s" % (go_quote(text), go_quote(name), go_quote(pod), error))
+    for pod, containers in (parts.baselines if baselines_on and minor >= 37 else {}).items():
+        for name, text in containers.items():
+            try:
+                parse_cpuset(text)
+            except CpuSetError as error:
+                return RestoreError("could not parse Baseline cpuset %s for container %s in pod %s: %s" % (
+                    go_quote(text), go_quote(name), go_quote(pod), error))
     return CpuState(parts.layout, parts.policy_name, parts.default, parts.entries, default, entries, parts.checksum_zero)
 
 
-def restore(raw: bytes, policy: str, minor: int) -> Union[CpuState, RestoreError]:
-    """What kubelet 1.``minor`` restores from ``raw`` with the configured CPU manager ``policy`` (``static``, ``none``)."""
+def restore(raw: bytes, policy: str, minor: int, baselines_on: bool = False) -> Union[CpuState, RestoreError]:
+    """What kubelet 1.``minor`` restores from ``raw`` with the configured CPU manager ``policy`` (``static``, ``none``);
+    ``baselines_on``: the ``InPlacePodVerticalScalingExclusiveCPUs`` gate (v1.37 parses each baseline)."""
     parts = _read_parts(raw, minor)
     if isinstance(parts, RestoreError):
         return parts
-    return _parsed(parts, policy, minor)
+    return _parsed(parts, policy, minor, baselines_on)
 
 
 def assigned_cpus(state: CpuState) -> FrozenSet[int]:

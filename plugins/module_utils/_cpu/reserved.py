@@ -17,10 +17,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuInfo
 
-__all__ = ["PACKED_OPTIONS_ONLY", "take_packed"]
-
-# The options that make takeByTopology pick otherwise (not modelled: the CPU manager is then not judged).
-PACKED_OPTIONS_ONLY = ("distribute-cpus-across-numa", "distribute-cpus-across-cores", "prefer-align-cpus-by-uncorecache")
+__all__ = ["take_packed"]
 
 
 class _Accumulator(object):

@@ -25,13 +25,22 @@ from typing import Any, FrozenSet, Mapping, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CpuState, data_checksum, is_v4, struct_field, v2_checksum
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import (
+    CpuState,
+    accepted_checksums,
+    data_checksum,
+    is_v4,
+    struct_field,
+    v2_checksum,
+)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import marshal_object, marshal_string
 
 __all__ = ["CpuRewrite", "rewrite_default_set", "marshal_v2", "marshal_v4"]
 
 Entries = Mapping[str, Mapping[str, str]]
+JUDGED_MINORS = tuple(int(release.split(".")[1]) for release in SUPPORTED_RELEASES)
 V2_KEYS = ("policyName", "defaultCpuSet", "entries", "checksum")
 V4_KEYS = V2_KEYS + ("data", "dataChecksum")
 DATA_KEYS = ("policyName", "defaultCpuSet", "entries")
@@ -84,12 +93,13 @@ def _same_state(document: Mapping[str, Any], state: CpuState) -> bool:
 
 
 def _checksum_problem(document: Mapping[str, Any], data: Any) -> str:
-    """Why the file's own checksums do not vouch for it ("" when they do): the v2 part's (never 0), and a v4 file's
-    ``dataChecksum`` over ``data``. A repair writes fresh checksums, so it must never start from bytes no release's
-    check would pass (a release that reads only the other half would take them)."""
+    """Why the file's own checksums do not vouch for it ("" when they do): the v2 part's (never 0; one some supported
+    release verifies, :func:`accepted_checksums`), and a v4 file's ``dataChecksum`` over ``data``. A repair writes fresh
+    checksums, so it must never start from bytes no release's check would pass (a release that reads only the other half
+    would take them)."""
     stored = struct_field(document, "checksum")
     policy, default, entries = (struct_field(document, key) or fallback for key, fallback in (("policyName", ""), ("defaultCpuSet", ""), ("entries", {})))
-    if not stored or stored != v2_checksum(policy, default, entries):
+    if not stored or not any(stored in accepted_checksums(policy, default, entries, minor) for minor in JUDGED_MINORS):
         return "its v2 checksum does not match its content"
     if data is not None and struct_field(document, "dataChecksum") != data_checksum(data):
         return "its dataChecksum does not match its data part"

@@ -9,12 +9,15 @@ Construction (kubelet refuses its configuration on this machine, whatever the ch
 (policy_static.go ``NewStaticPolicy``). Validation of a restored checkpoint (policy_static.go
 ``staticPolicy.validateState``, the same at v1.34-v1.37): :func:`default_not_empty` (check 0),
 :func:`reserved_in_default` / :func:`strictly_reserved_outside_default` (check 1), :func:`entries_outside_default`
-(check 2), :func:`state_covers_online` (check 3). Texts are kubelet's, with its ``%q`` quoting. Stdlib only.
+(check 2), :func:`state_covers_online` (check 3). The static policy's options (policy_options.go, the same code at
+v1.34-v1.37, each option's maturity by release): :func:`static_policy_options` (``NewStaticPolicyOptions``) and
+:func:`static_policy_options_fit` (``ValidateStaticPolicyOptions``). Texts are kubelet's, with its ``%q`` quoting.
+Stdlib only.
 """
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Mapping, Optional
+from typing import Dict, FrozenSet, Mapping, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import go_quote
@@ -24,6 +27,10 @@ __all__ = [
     "reservation_known",
     "reservation_nonzero",
     "reserved_size",
+    "none_policy_options",
+    "option_maturity",
+    "static_policy_options",
+    "static_policy_options_fit",
     "default_not_empty",
     "reserved_in_default",
     "strictly_reserved_outside_default",
@@ -67,6 +74,85 @@ def reserved_size(reserved: FrozenSet[int], wanted: int) -> Optional[str]:
         return None
     return "new static policy error: [cpumanager] unable to reserve the required amount of CPUs (size of %s did not equal %d)" % (
         format_cpuset(reserved), wanted)
+
+
+# --------------------------------------------------------------------------- the static policy's options
+
+FULL_PCPUS_ONLY = "full-pcpus-only"
+DISTRIBUTE_ACROSS_NUMA = "distribute-cpus-across-numa"
+ALIGN_BY_SOCKET = "align-by-socket"
+DISTRIBUTE_ACROSS_CORES = "distribute-cpus-across-cores"
+STRICT_RESERVATION = "strict-cpu-reservation"
+ALIGN_BY_UNCORE_CACHE = "prefer-align-cpus-by-uncorecache"
+# policy_options.go alphaOptions / betaOptions (the rest are stableOptions), by release minor.
+_ALPHA = (ALIGN_BY_SOCKET, DISTRIBUTE_ACROSS_CORES)
+_BETA = {34: (STRICT_RESERVATION, DISTRIBUTE_ACROSS_NUMA, ALIGN_BY_UNCORE_CACHE), 35: (DISTRIBUTE_ACROSS_NUMA, ALIGN_BY_UNCORE_CACHE),
+         36: (DISTRIBUTE_ACROSS_NUMA,), 37: (DISTRIBUTE_ACROSS_NUMA,)}
+_KNOWN = (FULL_PCPUS_ONLY, DISTRIBUTE_ACROSS_NUMA, ALIGN_BY_SOCKET, DISTRIBUTE_ACROSS_CORES, STRICT_RESERVATION, ALIGN_BY_UNCORE_CACHE)
+# NewStaticPolicyOptions: the pairs refused together, in kubelet's order.
+_EXCLUSIVE = ((FULL_PCPUS_ONLY, DISTRIBUTE_ACROSS_CORES), (DISTRIBUTE_ACROSS_NUMA, DISTRIBUTE_ACROSS_CORES),
+              (ALIGN_BY_UNCORE_CACHE, DISTRIBUTE_ACROSS_CORES), (ALIGN_BY_UNCORE_CACHE, DISTRIBUTE_ACROSS_NUMA))
+PARSE_BOOL_TRUE = ("1", "t", "T", "TRUE", "true", "True")  # strconv.ParseBool
+PARSE_BOOL_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def none_policy_options(options: Mapping[str, str]) -> Optional[str]:
+    """policy_none.go ``NewNonePolicy``: the none policy takes no option (Go's ``%v`` of a map: keys sorted), wrapped
+    by ``NewManager``."""
+    if not options:
+        return None
+    return "new none policy error: None policy: received unsupported options=map[%s]" % " ".join(
+        "%s:%s" % (name, options[name]) for name in sorted(options))
+
+
+def option_maturity(option: str, minor: int) -> Optional[str]:
+    """``alpha``, ``beta`` or ``stable`` at release 1.<minor>, None for an option kubelet does not know."""
+    if option not in _KNOWN:
+        return None
+    return "alpha" if option in _ALPHA else "beta" if option in _BETA.get(minor, _BETA[37]) else "stable"
+
+
+def _option_available(option: str, minor: int, gates: Mapping[str, bool]) -> Optional[str]:
+    """``CheckPolicyOptionAvailable``: known, and its maturity's gate on (alpha off by default, beta on)."""
+    maturity = option_maturity(option, minor)
+    if maturity is None:
+        return "unknown CPU Manager Policy option: %s" % go_quote(option)
+    if maturity == "alpha" and not gates.get("CPUManagerPolicyAlphaOptions", False):
+        return "CPU Manager Policy Alpha-level Options not enabled, but option %s provided" % go_quote(option)
+    if maturity == "beta" and not gates.get("CPUManagerPolicyBetaOptions", True):
+        return "CPU Manager Policy Beta-level Options not enabled, but option %s provided" % go_quote(option)
+    return None
+
+
+def static_policy_options(options: Mapping[str, str], minor: int, gates: Mapping[str, bool]) -> Tuple[Dict[str, bool], Optional[str]]:
+    """``NewStaticPolicyOptions``: each option available and a ``strconv.ParseBool`` value, then the pairs refused
+    together; ``(options on, None)`` or ``(partial, kubelet's error)``. Kubelet walks a Go map: with several bad
+    options it may name another one first (this walks them by name)."""
+    parsed: Dict[str, bool] = {}
+    for name in sorted(options):
+        value = options[name]
+        problem = _option_available(name, minor, gates)
+        if problem:
+            return parsed, problem
+        if value not in PARSE_BOOL_TRUE + PARSE_BOOL_FALSE:
+            return parsed, "bad value for option %s: strconv.ParseBool: parsing %s: invalid syntax" % (go_quote(name), go_quote(value))
+        parsed[name] = value in PARSE_BOOL_TRUE
+    for first, second in _EXCLUSIVE:
+        if parsed.get(first) and parsed.get(second):
+            return parsed, "static policy options %s and %s can not be used at the same time" % (first, second)
+    return parsed, None
+
+
+def static_policy_options_fit(parsed: Mapping[str, bool], num_sockets: int, num_numa_nodes: int, topology_policy: str) -> Optional[str]:
+    """``ValidateStaticPolicyOptions``: ``align-by-socket`` refuses the topology manager's ``single-numa-node`` policy and
+    a machine with more sockets than NUMA nodes (kubelet's texts, its typo included)."""
+    if not parsed.get(ALIGN_BY_SOCKET):
+        return None
+    if topology_policy == "single-numa-node":
+        return "Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket policy option"
+    if num_sockets > num_numa_nodes:
+        return "Align by socket is not compatible with hardware where number of sockets are more than number of NUMA"
+    return None
 
 
 # --------------------------------------------------------------------------- validateState

@@ -13,28 +13,29 @@ that change kubelet's pick, feature gates that change what it restores, a layout
 
 from __future__ import annotations
 
-from typing import FrozenSet, Optional, Tuple, Union
+from typing import Dict, FrozenSet, Optional, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, parse_milli_quantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME, CpuState, RestoreError, restore
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import CpuSetError, parse_cpuset
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import PACKED_OPTIONS_ONLY, take_packed
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import take_packed
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import node_join
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_NONE, CPU_POLICY_STATIC, CpuManagerSettings, go_quote
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
 
-__all__ = ["START_PREFIX", "STRICT_OPTION", "MODELLED_OPTIONS", "UNMODELLED_GATES", "CpuStart", "cpu_manager_start", "is_strict"]
+__all__ = ["START_PREFIX", "STRICT_OPTION", "PICK_OPTIONS", "UNMODELLED_GATES", "CpuStart", "cpu_manager_start", "is_strict"]
 
 START_PREFIX = "start cpu manager error: "  # containerManagerImpl.Start (pkg/kubelet/cm/container_manager_linux.go)
-STRICT_OPTION = "strict-cpu-reservation"
-# Options whose effect on the start is modelled here (full-pcpus-only changes nothing kubelet checks at start).
-MODELLED_OPTIONS = ("full-pcpus-only", STRICT_OPTION)
+STRICT_OPTION = rules.STRICT_RESERVATION
+# Options that make takeByTopology pick the reserved CPUs otherwise (policy_static.go): judged only with
+# reservedSystemCPUs set, when kubelet picks nothing.
+PICK_OPTIONS = (rules.DISTRIBUTE_ACROSS_NUMA, rules.DISTRIBUTE_ACROSS_CORES, rules.ALIGN_BY_UNCORE_CACHE)
 # Gates that change what kubelet restores and counts (podEntries, baselines): the start is not judged with them on.
-UNMODELLED_GATES = ("PodLevelResourceManagers", "InPlacePodVerticalScalingExclusiveCPUs")
-_TRUE = ("1", "t", "T", "TRUE", "true", "True")  # strconv.ParseBool
-_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+# InPlacePodVerticalScalingExclusiveCPUs is modelled: nothing at start up to v1.36, v1.37 parses each baseline.
+UNMODELLED_GATES = ("PodLevelResourceManagers",)
+BASELINES_GATE = "InPlacePodVerticalScalingExclusiveCPUs"
 
 
 class CpuStart(Record, frozen=True):
@@ -56,7 +57,7 @@ class CpuStart(Record, frozen=True):
 
 
 def is_strict(options: dict) -> bool:
-    return options.get(STRICT_OPTION) in _TRUE
+    return options.get(STRICT_OPTION) in rules.PARSE_BOOL_TRUE
 
 
 def _unmodelled(cpu: CpuManagerSettings, gates: dict) -> Optional[str]:
@@ -66,13 +67,15 @@ def _unmodelled(cpu: CpuManagerSettings, gates: dict) -> Optional[str]:
     on = [gate for gate in UNMODELLED_GATES if gates.get(gate)]
     if on:
         return "feature gate %s changes what kubelet restores; this collection does not judge it" % ", ".join(on)
-    if cpu.policy != CPU_POLICY_STATIC:
-        return None
-    odd = sorted(name for name in cpu.options if name not in MODELLED_OPTIONS or cpu.options[name] not in _TRUE + _FALSE)
-    if odd:
-        return "cpuManagerPolicyOptions %s: %s" % (", ".join(odd), "kubelet picks its reserved CPUs otherwise" if set(odd) & set(PACKED_OPTIONS_ONLY)
-                                                   else "not judged by this collection")
     return None
+
+
+def _options(cpu: CpuManagerSettings, minor: int, gates: dict, topology: CpuTopology) -> Tuple[Dict[str, bool], Optional[str]]:
+    """NewStaticPolicy's options, or kubelet's error (wrapped by NewManager)."""
+    parsed, problem = rules.static_policy_options(cpu.options, minor, gates)
+    problem = problem or rules.static_policy_options_fit(parsed, len({info.socket for info in topology.cpus.values()}),
+                                                         len({info.numa_node for info in topology.cpus.values()}), cpu.topology_manager_policy)
+    return parsed, "new static policy error: " + problem if problem else None
 
 
 def _reservation(cpu: CpuManagerSettings, explicit: FrozenSet[int]) -> Tuple[Optional[int], Optional[str]]:
@@ -95,20 +98,52 @@ def _explicit_reserved(cpu: CpuManagerSettings, topology: CpuTopology) -> Tuple[
     return explicit, rules.reserved_cpus_online(cpu.reserved_system_cpus, explicit, topology.online)
 
 
-def _static_reserved(cpu: CpuManagerSettings, topology: CpuTopology, explicit: FrozenSet[int]) -> Tuple[FrozenSet[int], Optional[str]]:
-    """NewManager + NewStaticPolicy: the reserved CPUs, or kubelet's construction error."""
+class _Construction(Record, frozen=True):
+    """Where NewManager stops: kubelet's ``error`` (``stage`` construct) or why it is not judged (``stage`` unknown),
+    else the ``reserved`` CPUs (``stage`` None)."""
+
+    reserved: FrozenSet[int]
+    stage: Optional[str] = None
+    error: Optional[str] = None
+
+
+def _refused(error: str) -> _Construction:
+    return _Construction(frozenset(), "construct", error)
+
+
+def _static_policy(cpu: CpuManagerSettings, topology: CpuTopology, explicit: FrozenSet[int], minor: int, gates: dict) -> _Construction:
+    """NewManager + NewStaticPolicy in kubelet's order: the reservation, the options, then the reserved CPUs."""
     milli, problem = _reservation(cpu, explicit)
     problem = problem or rules.reservation_known(milli)
     if problem or milli is None:
-        return frozenset(), problem
+        return _refused(problem or "")
     problem = rules.reservation_nonzero(milli)
     if problem:
-        return frozenset(), problem
+        return _refused(problem)
+    parsed, problem = _options(cpu, minor, gates, topology)
+    if problem:
+        return _refused(problem)
+    picking = sorted(name for name in PICK_OPTIONS if parsed.get(name))
+    if picking and not explicit:
+        return _Construction(frozenset(), "unknown", "cpuManagerPolicyOptions %s: kubelet picks its reserved CPUs otherwise (not modelled); "
+                             "with reservedSystemCPUs set the CPU manager is judged" % ", ".join(picking))
     wanted = -(-milli // 1000)
     num_sockets = len({info.socket for info in topology.cpus.values()})
     num_cores = len({info.core for info in topology.cpus.values()})
     reserved = explicit or take_packed(topology.cpus, num_sockets, num_cores, wanted)
-    return reserved, rules.reserved_size(reserved, wanted)
+    problem = rules.reserved_size(reserved, wanted)
+    return _refused(problem) if problem else _Construction(reserved)
+
+
+def _construction(cpu: CpuManagerSettings, topology: CpuTopology, minor: int, gates: dict) -> _Construction:
+    """getReservedCPUs, then NewManager for the configured policy."""
+    explicit, problem = _explicit_reserved(cpu, topology)
+    if problem:
+        return _Construction(explicit, "construct", problem)
+    if cpu.policy == CPU_POLICY_STATIC:
+        return _static_policy(cpu, topology, explicit, minor, gates)
+    problem = rules.none_policy_options(cpu.options)
+    return _Construction(explicit, "construct", problem) if problem else _Construction(explicit)
 
 
 def cpu_manager_start(release: str, cpu: CpuManagerSettings, gates: dict, topology: CpuTopology, raw: Optional[bytes],
@@ -119,14 +154,13 @@ def cpu_manager_start(release: str, cpu: CpuManagerSettings, gates: dict, topolo
     unmodelled = _unmodelled(cpu, gates)
     if unmodelled:
         return CpuStart(release, "unknown", unmodelled, topology.online, frozenset(), strict)
-    reserved, problem = _explicit_reserved(cpu, topology)
-    if not problem and cpu.policy == CPU_POLICY_STATIC:
-        reserved, problem = _static_reserved(cpu, topology, reserved)
-    if problem:
-        return CpuStart(release, "construct", problem, topology.online, reserved, strict)
+    built = _construction(cpu, topology, minor, gates)
+    reserved = built.reserved
+    if built.stage is not None:
+        return CpuStart(release, built.stage, built.error, topology.online, reserved, strict)
     if raw is None:
         return CpuStart(release, "started", None, topology.online, reserved, strict)  # restoreState: storeState
-    restored: Union[CpuState, RestoreError] = restore(raw, cpu.policy, minor)
+    restored: Union[CpuState, RestoreError] = restore(raw, cpu.policy, minor, bool(gates.get(BASELINES_GATE)))
     if isinstance(restored, RestoreError):
         stage = "restore" if restored.modelled else "unknown"
         text = START_PREFIX + restore_error(restored.text, root_dir) if restored.modelled else restored.text

@@ -47,6 +47,7 @@ _VALUE_FLAGS = (
     "cpu-manager-policy",
     "cpu-manager-policy-options",
     "reserved-cpus",
+    "topology-manager-policy",
     "v",
 )
 
@@ -216,6 +217,7 @@ def parse_kubelet_flags(args: Sequence[str], origins: Optional[Sequence[str]] = 
         cpu_policy=values.get("cpu-manager-policy"),
         cpu_policy_options=values.get("cpu-manager-policy-options"),
         reserved_cpus=values.get("reserved-cpus"),
+        topology_policy=values.get("topology-manager-policy"),
         origins=flag_origins,
         problems=tuple(problems),
     )

@@ -46,9 +46,10 @@ __all__ = [
 ]
 
 
-# The KubeletConfiguration fields the memory manager depends on.
+# The KubeletConfiguration fields the memory and CPU managers depend on.
 MAP_FIELDS = ("systemReserved", "kubeReserved", "evictionHard", "featureGates", "memoryManagerPolicyOptions", "cpuManagerPolicyOptions")
-WHOLE_FIELDS = ("memoryManagerPolicy", "reservedMemory", "mergeDefaultEvictionSettings", "cpuManagerPolicy", "reservedSystemCPUs")
+WHOLE_FIELDS = ("memoryManagerPolicy", "reservedMemory", "mergeDefaultEvictionSettings", "cpuManagerPolicy", "reservedSystemCPUs",
+                "topologyManagerPolicy")
 # v1beta1 DefaultEvictionHard (pkg/kubelet/apis/config/v1beta1/defaults_linux.go).
 DEFAULT_EVICTION_HARD = {
     MEMORY_AVAILABLE: DEFAULT_EVICTION_HARD_MEMORY,
@@ -263,4 +264,8 @@ def cpu_manager_settings(layers: ConfigLayers, flags: KubeletFlags) -> CpuManage
         system_cpu, sources["system_reserved_cpu"] = flags.system_reserved.get("cpu"), flags.origins["system-reserved"]
     if flags.kube_reserved is not None:
         kube_cpu, sources["kube_reserved_cpu"] = flags.kube_reserved.get("cpu"), flags.origins["kube-reserved"]
-    return CpuManagerSettings(policy, options, reserved, system_cpu, kube_cpu, sources)
+    topology_policy = _text(document.get("topologyManagerPolicy")) or "none"  # kubelet's default
+    sources["topology_manager_policy"] = layers.source_of("topologyManagerPolicy")
+    if flags.topology_policy is not None:
+        topology_policy, sources["topology_manager_policy"] = flags.topology_policy, flags.origins["topology-manager-policy"]
+    return CpuManagerSettings(policy, options, reserved, system_cpu, kube_cpu, sources, topology_policy)

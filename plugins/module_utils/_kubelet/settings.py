@@ -113,6 +113,7 @@ class KubeletFlags(Record, frozen=True):
     cpu_policy: Optional[str] = None
     cpu_policy_options: Optional[Dict[str, str]] = None
     reserved_cpus: Optional[str] = None
+    topology_policy: Optional[str] = None
     origins: Dict[str, str] = factory(dict)
     problems: Tuple[str, ...] = ()
 
@@ -120,7 +121,8 @@ class KubeletFlags(Record, frozen=True):
 class CpuManagerSettings(Record, frozen=True):
     """What kubelet's CPU manager is built from: ``cpuManagerPolicy``, ``cpuManagerPolicyOptions``,
     ``reservedSystemCPUs`` (``""``: kubelet picks the reserved CPUs itself) and the ``cpu`` of system-reserved and
-    kube-reserved as written (None when not set); ``sources``: field -> where it came from."""
+    kube-reserved as written (None when not set); ``sources``: field -> where it came from; ``topologyManagerPolicy``
+    (the ``align-by-socket`` option refuses ``single-numa-node``)."""
 
     policy: str = CPU_POLICY_NONE
     options: Dict[str, str] = factory(dict)
@@ -128,6 +130,7 @@ class CpuManagerSettings(Record, frozen=True):
     system_reserved_cpu: Optional[str] = None
     kube_reserved_cpu: Optional[str] = None
     sources: Dict[str, str] = factory(dict)
+    topology_manager_policy: str = "none"
 
 
 class KubeletSettings(Record, frozen=True):

@@ -10,7 +10,15 @@ import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CORRUPTED, CpuState, RestoreError, data_checksum, restore, v2_checksum
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import (
+    CORRUPTED,
+    CpuState,
+    RestoreError,
+    accepted_checksums,
+    data_checksum,
+    restore,
+    v2_checksum,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import CpuSetError, format_cpuset, parse_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import take_packed
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuInfo, read_cpu_topology
@@ -153,3 +161,63 @@ def test_classes(tmp_path, online, default, entries, cls, verdict):
         assert result.cpu.pods == ("pod-a",)
     if cls == "cpus_unrecorded":
         assert format_cpuset(result.cpu.rederived_default) == "0-1,3-9,11-15"
+
+
+@pytest.mark.parametrize("options, minor, gates, error", [
+    ({"full-pcpus-only": "true"}, 34, {}, None),
+    ({"strict-cpu-reservation": "true"}, 34, {"CPUManagerPolicyBetaOptions": False},
+     'CPU Manager Policy Beta-level Options not enabled, but option "strict-cpu-reservation" provided'),
+    ({"strict-cpu-reservation": "true"}, 35, {"CPUManagerPolicyBetaOptions": False}, None),  # stable from 1.35
+    ({"prefer-align-cpus-by-uncorecache": "true"}, 35, {"CPUManagerPolicyBetaOptions": False},
+     'CPU Manager Policy Beta-level Options not enabled, but option "prefer-align-cpus-by-uncorecache" provided'),
+    ({"prefer-align-cpus-by-uncorecache": "true"}, 36, {"CPUManagerPolicyBetaOptions": False}, None),  # stable from 1.36
+    ({"align-by-socket": "true"}, 37, {}, 'CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided'),
+    ({"align-by-socket": "true"}, 37, {"CPUManagerPolicyAlphaOptions": True}, None),
+    ({"pack-tightly": "true"}, 36, {}, 'unknown CPU Manager Policy option: "pack-tightly"'),
+    ({"full-pcpus-only": "yes"}, 36, {}, 'bad value for option "full-pcpus-only": strconv.ParseBool: parsing "yes": invalid syntax'),
+    ({"full-pcpus-only": "true", "distribute-cpus-across-cores": "1"}, 36, {"CPUManagerPolicyAlphaOptions": True},
+     "static policy options full-pcpus-only and distribute-cpus-across-cores can not be used at the same time"),
+    ({"prefer-align-cpus-by-uncorecache": "T", "distribute-cpus-across-numa": "t"}, 37, {},
+     "static policy options prefer-align-cpus-by-uncorecache and distribute-cpus-across-numa can not be used at the same time"),
+    ({"full-pcpus-only": "false", "distribute-cpus-across-cores": "true"}, 36, {"CPUManagerPolicyAlphaOptions": True}, None),
+])
+def test_static_policy_options_as_each_release_takes_them(options, minor, gates, error):
+    assert rules.static_policy_options(options, minor, gates)[1] == error
+
+
+def test_align_by_socket_checks_the_topology_manager_and_the_machine():
+    assert rules.static_policy_options_fit({"align-by-socket": True}, 2, 2, "none") is None
+    assert rules.static_policy_options_fit({"align-by-socket": True}, 2, 2, "single-numa-node").startswith("Topolgy manager single-numa-node")
+    assert rules.static_policy_options_fit({"align-by-socket": True}, 2, 1, "best-effort").startswith("Align by socket is not compatible")
+    assert rules.static_policy_options_fit({"align-by-socket": False}, 2, 1, "single-numa-node") is None
+
+
+def test_the_none_policy_takes_no_option():
+    assert rules.none_policy_options({}) is None
+    assert rules.none_policy_options({"full-pcpus-only": "true", "b": "x"}) == (
+        "new none policy error: None policy: received unsupported options=map[b:x full-pcpus-only:true]")
+
+
+# Kubelet's own checksums of one state (static, "7-9", two containers) under each type name its readers hash, from the
+# kubelet judge's translation of state_checkpoint_test.go (tests/kubelet_judge/kubelet_cpu_tables.py).
+ENTRIES = {"pod": {"container1": "4-6", "container2": "1-3"}}
+
+
+@pytest.mark.parametrize("stored, minors", [
+    (1942532442, (37,)),  # *state.CPUManagerCheckpointV3, empty PodEntries: v1.37's v3 reader
+    (1844444301, (37,)),  # the same under the legacy name
+    (1692845551, (36, 37)),  # *state.CPUManagerCheckpointV2: v1.36 and v1.37
+])
+def test_each_release_accepts_the_checksums_its_readers_verify(stored, minors):
+    for minor in (34, 35, 36, 37):
+        assert (stored in accepted_checksums("static", "7-9", ENTRIES, minor)) is (minor in minors), minor
+    legacy = v2_checksum("static", "7-9", ENTRIES)
+    assert all(legacy in accepted_checksums("static", "7-9", ENTRIES, minor) for minor in (34, 35, 36, 37))
+
+
+def test_a_v1_file_without_entries_starts_up_to_1_36_and_not_on_1_37():
+    raw = b'{"policyName":"none","defaultCPUSet":"1-3","checksum":1694838852}'  # kubelet's own v1 vector
+    for minor in (34, 35, 36):
+        state = restore(raw, "none", minor)
+        assert isinstance(state, CpuState) and state.default == frozenset({1, 2, 3}), minor
+    assert restore(raw, "none", 37) == RestoreError(CORRUPTED)
