@@ -25,6 +25,7 @@ from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import judge, judge_cpu
 from ansible_collections.nodeops.numa_drift.tests.support import cputree, scenario
 from ansible_collections.nodeops.numa_drift.tests.support.cputree import cpu_list, parse_cpu_list
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import tree_snapshot
 
 CPUS = cputree.machine(sockets=2, cores_per_socket=4, threads_per_core=2)
 ALL = sorted(CPUS)
@@ -274,15 +275,6 @@ def _recorded(root: str) -> bytes:
         return handle.read()
 
 
-def _files(root: str) -> Mapping[str, bytes]:
-    found = {}
-    for top, _dirs, names in os.walk(os.path.join(root, "var")):
-        for name in names:
-            with open(os.path.join(top, name), "rb") as handle:
-                found[os.path.relpath(os.path.join(top, name), root)] = handle.read()
-    return found
-
-
 @pytest.mark.parametrize("stale", [False, True], ids=["kubelet starts", "kubelet refuses: the online set grew"])
 @pytest.mark.parametrize("release", releases())
 def test_a_renumbering_that_keeps_the_ids_is_refused_by_the_topology_record_whatever_kubelet_does(judges, release, stale, tmp_path):
@@ -304,6 +296,6 @@ def test_a_renumbering_that_keeps_the_ids_is_refused_by_the_topology_record_what
     assert (result.cpu.cls, result.cpu.pods) == ("assigned_cpu_moved", ("pod-a",)), result.cpu.message
     assert result.assessment.verdict == ("cpu_manager_refuses" if stale else "cpu_checkpoint_untrusted")
     assert result.cpu.start.started == kubelet.started and not result.assessment.repairable
-    found = _files(root)
+    found = tree_snapshot(root)
     assert repair_node(result, backup_dir=str(tmp_path / "backups"), history_file=str(tmp_path / "history.json")).action == "refused"
-    assert _files(root) == found
+    assert tree_snapshot(root) == found

@@ -17,7 +17,6 @@ file holds each case (issue 38, item 5).
 from __future__ import annotations
 
 import json
-import os
 from typing import Dict
 
 import pytest
@@ -31,6 +30,7 @@ from ansible_collections.nodeops.numa_drift.tests.kubelet_judge import build, ku
 from ansible_collections.nodeops.numa_drift.tests.kubelet_judge.judge import judge_cpu
 from ansible_collections.nodeops.numa_drift.tests.support import cputree
 from ansible_collections.nodeops.numa_drift.tests.support.cputree import cpu_list, parse_cpu_list
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import tree_snapshot
 
 TABLE_CASES = kubelet_cpu_tables.table_cases()
 STALE = "cpu_default_set_stale"
@@ -70,19 +70,6 @@ def _described(name: str, layout: str) -> str:
 
 def _cpus_of(entries) -> Dict[str, Dict[str, tuple]]:
     return {pod: {name: tuple(parse_cpu_list(cpus)) for name, cpus in containers.items()} for pod, containers in entries.items()}
-
-
-def _files(root: str) -> Dict[str, bytes]:
-    found = {}
-    for top, _dirs, names in os.walk(root):
-        for name in names:
-            path = os.path.join(top, name)
-            if os.path.islink(path):
-                found[os.path.relpath(path, root)] = os.readlink(path).encode()
-                continue
-            with open(path, "rb") as handle:
-                found[os.path.relpath(path, root)] = handle.read()
-    return found
 
 
 def test_every_translated_case_names_its_test_and_releases():
@@ -179,11 +166,11 @@ def test_the_probe_says_what_kubelets_cpu_manager_does_with_the_table(judges, tm
             assert cpu_list(ours.reserved) == kubelet.reserved, said
     if not kubelet.started:
         assert cpu.verdict is not None and result.assessment.verdict not in NOTHING_TO_DO, said  # never "nothing to do"
-    before = _files(root)
+    before = tree_snapshot(root)
     outcome = repair_node(result, backup_dir=str(tmp_path / "backups"), history_file=str(tmp_path / "history.json"))
     if result.assessment.verdict != STALE:
         assert not result.assessment.repairable, said
-        assert _files(root) == before, "%s: repair_node (%s) changed files" % (said, outcome.action)
+        assert tree_snapshot(root) == before, "%s: repair_node (%s) changed files" % (said, outcome.action)
         return
     # The repairable class: kubelet refuses the file as found, starts with the repaired one and leaves it as written.
     assert not kubelet.started, said

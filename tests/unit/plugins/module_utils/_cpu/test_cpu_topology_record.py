@@ -26,6 +26,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import p
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.topology import record_topology
 from ansible_collections.nodeops.numa_drift.tests.support import cputree
+from ansible_collections.nodeops.numa_drift.tests.support.scenario import tree_snapshot
 
 STATIC = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}}
 POD = {"pod-a": {"app": "2,10"}}
@@ -65,15 +66,6 @@ def carry_record(record, root):
         handle.write(record)
 
 
-def files_of(root):
-    out = {}
-    for top, _dirs, names in os.walk(os.path.join(root, "var")):
-        for name in names:
-            with open(os.path.join(top, name), "rb") as handle:
-                out[os.path.relpath(os.path.join(top, name), root)] = handle.read()
-    return out
-
-
 def test_the_record_round_trips_each_pinned_cpus_placement(tmp_path):
     root = tree(tmp_path, "a", cputree.machine(sockets=2), IN_SYNC)
     record = parse_record(recorded_at(root))
@@ -97,10 +89,10 @@ def test_a_renumbering_that_keeps_the_ids_is_refused_although_kubelet_starts(tmp
     assert result.cpu.start.started  # kubelet's own start passes
     assert "CPUs 2,10 of pods pod-a are on another core, socket or NUMA node" in result.cpu.message
     assert result.assessment.verdict == "cpu_checkpoint_untrusted" and not result.assessment.repairable
-    before = files_of(root)
+    before = tree_snapshot(root)
     outcome = repair_node(result)
     assert outcome.action == "refused" and "cpu_checkpoint_untrusted" in outcome.message
-    assert files_of(root) == before
+    assert tree_snapshot(root) == before
 
 
 def test_a_moved_cpu_is_refused_where_only_the_default_set_would_be_stale(tmp_path):
@@ -111,9 +103,9 @@ def test_a_moved_cpu_is_refused_where_only_the_default_set_would_be_stale(tmp_pa
     result = probe(HostFiles(root), kubelet_release="1.37.2")
     assert (result.cpu.cls, result.cpu.verdict) == ("assigned_cpu_moved", "cpu_manager_refuses"), result.cpu.message
     assert "doesn't match with CPUs in state" in result.cpu.message  # kubelet's own refusal is said too
-    before = files_of(root)
+    before = tree_snapshot(root)
     assert repair_node(result).action == "refused"
-    assert files_of(root) == before
+    assert tree_snapshot(root) == before
 
 
 def test_a_pod_pinned_after_the_record_is_not_compared(tmp_path):
