@@ -221,3 +221,22 @@ def test_a_v1_file_without_entries_starts_up_to_1_36_and_not_on_1_37():
         state = restore(raw, "none", minor)
         assert isinstance(state, CpuState) and state.default == frozenset({1, 2, 3}), minor
     assert restore(raw, "none", 37) == RestoreError(CORRUPTED)
+
+
+@pytest.mark.parametrize("config_policy, flags, refused", [
+    (None, [], False),
+    ("single-numa-node", [], True),
+    ("single-numa-node", ["--topology-manager-policy=best-effort"], False),  # the flag over the configuration
+    ("none", ["--topology-manager-policy", "single-numa-node"], True),
+])
+def test_align_by_socket_meets_the_topology_manager_policy_where_kubelet_takes_it(tmp_path, config_policy, flags, refused):
+    config = dict(STATIC, cpuManagerPolicyOptions={"align-by-socket": "true"}, featureGates={"CPUManagerPolicyAlphaOptions": True})
+    if config_policy:
+        config["topologyManagerPolicy"] = config_policy
+    root = cputree.build_cpu_node(str(tmp_path), CPUS, ALL, config, cputree.cpu_checkpoint_v2("static", "0-1,3-9,11-15", POD))
+    result = probe(HostFiles(root), kubelet_release="1.37.2", kubelet_flags=flags)
+    assert result.cpu.start.stage == ("construct" if refused else "started"), result.cpu.message
+    if refused:
+        assert result.cpu.start.error == ("new static policy error: Topolgy manager single-numa-node policy is incompatible with CPUManager "
+                                          "align-by-socket policy option")
+        assert result.assessment.verdict == "cpu_manager_refuses"
