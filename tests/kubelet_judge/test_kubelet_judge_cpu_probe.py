@@ -180,8 +180,7 @@ def _tree(root: str, case: Case, release: str, with_memory_drift: bool) -> str:
 
 
 # Where the probe's words are kubelet's: what kubelet says about JSON it cannot read is Go's encoding/json, not modelled.
-# The same for Go's strconv quoted inside a cpuset parse error.
-WORDS_NOT_MODELLED = ("truncated JSON", "exclusive-CPU resize gate on, a baseline that is no CPU list")
+WORDS_NOT_MODELLED = ("truncated JSON",)
 # Where the probe says it does not judge kubelet's CPU manager (cpu_manager_unknown).
 NOT_MODELLED = ("distribute-cpus-across-numa, kubelet picks the reserved CPUs",)
 

@@ -36,9 +36,9 @@ TABLE_CASES = kubelet_cpu_tables.table_cases()
 STALE = "cpu_default_set_stale"
 # What the probe says of a case it does not model (its class, or its start's stage).
 UNMODELLED_CLASSES = ("unknown", "unsupported_layout")
-# Where kubelet's error quotes Go's standard library (encoding/json, strconv), the probe does not model those words: the
+# Where kubelet's error quotes Go's encoding/json, the probe does not model those words: the
 # rest of kubelet's text (before them, and from ", please drain" on) must still be the probe's.
-GO_LIBRARY_WORDS = ("unexpected end of JSON input", "json: cannot unmarshal", "strconv.")
+GO_LIBRARY_WORDS = ("unexpected end of JSON input", "json: cannot unmarshal")
 DRAIN = ", please drain"
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import FrozenSet, Iterable, List
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import bounded_int, shown
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import INT64_MAX, bounded_int, shown
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import go_quote
 
 __all__ = ["MAX_CPUS", "MAX_CPU_ID", "CpuSetError", "parse_cpuset", "format_cpuset"]
 
@@ -24,28 +25,34 @@ class CpuSetError(ValueError):
 
 
 def parse_cpuset(text: str) -> FrozenSet[int]:
-    """``cpuset.Parse``: ``""`` is the empty set; ranges ``a-b`` with ``a <= b``; no spaces (``strconv.Atoi``)."""
+    """``cpuset.Parse`` (k8s.io/utils/cpuset), with its errors: ``""`` is the empty set; each comma-separated part is one
+    id or ``a-b`` split at its first ``-`` (``strings.SplitN``), each side ``strconv.Atoi``, ``a <= b``."""
     cpus: List[int] = []
     if text == "":
         return frozenset()
     for part in text.split(","):
-        bounds = part.split("-")
-        if len(bounds) > 2:
-            raise CpuSetError("invalid range %s" % shown(part))
-        first, last = (_cpu_id(bound) for bound in (bounds[0], bounds[-1]))
+        bounds = part.split("-", 1)
+        first = _atoi(bounds[0])
+        last = _atoi(bounds[1]) if len(bounds) == 2 else first
         if first > last:
-            raise CpuSetError("invalid range %s (%d > %d)" % (shown(part), first, last))
+            raise CpuSetError("invalid range %s (%d > %d)" % (go_quote(shown(part)), first, last))
+        if last > MAX_CPU_ID:
+            raise CpuSetError("CPU id %d is above %d, more than any machine has" % (last, MAX_CPU_ID))
         if len(cpus) + last - first + 1 > MAX_CPUS:
             raise CpuSetError("more than %d CPUs" % MAX_CPUS)
         cpus.extend(range(first, last + 1))
     return frozenset(cpus)
 
 
-def _cpu_id(text: str) -> int:
-    value = bounded_int(text)
-    if value is None or value > MAX_CPU_ID:
-        raise CpuSetError("%s is not a CPU id" % shown(repr(text)))
-    return value
+def _atoi(text: str) -> int:
+    """``strconv.Atoi``: an optional sign, then decimal digits, within int64; Go's error texts."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not digits or not all("0" <= char <= "9" for char in digits):
+        raise CpuSetError("strconv.Atoi: parsing %s: invalid syntax" % go_quote(shown(text)))
+    value = bounded_int(digits)
+    if value is None or value > INT64_MAX + (text[:1] == "-"):
+        raise CpuSetError("strconv.Atoi: parsing %s: value out of range" % go_quote(shown(text)))
+    return -value if text[:1] == "-" else value
 
 
 def format_cpuset(cpus: Iterable[int]) -> str:

@@ -44,6 +44,25 @@ def test_cpuset_refuses_what_kubelet_or_any_machine_cannot_hold(text):
         parse_cpuset(text)
 
 
+@pytest.mark.parametrize("text, error", [
+    ("1-0", 'invalid range "1-0" (1 > 0)'),
+    ("a", 'strconv.Atoi: parsing "a": invalid syntax'),
+    ("1 ,2", 'strconv.Atoi: parsing "1 ": invalid syntax'),
+    ("1-2-3", 'strconv.Atoi: parsing "2-3": invalid syntax'),  # strings.SplitN(r, "-", 2)
+    ("-1", 'strconv.Atoi: parsing "": invalid syntax'),
+    ("1--3", 'invalid range "1--3" (1 > -3)'),
+    ("99999999999999999999", 'strconv.Atoi: parsing "99999999999999999999": value out of range'),
+])
+def test_cpuset_errors_are_kubelets(text, error):
+    with pytest.raises(CpuSetError) as raised:
+        parse_cpuset(text)
+    assert str(raised.value) == error
+
+
+def test_cpuset_takes_a_sign_as_strconv_does():
+    assert parse_cpuset("+1-+3,05") == S([1, 2, 3, 5])
+
+
 def test_v2_checksum_is_kubelets_test_vector():
     # v1.34.4 state/state_checkpoint_test.go TestCheckpointStateRestore "Restore valid checkpoint".
     assert v2_checksum("none", "1-3", {"pod": {"container1": "4-6", "container2": "1-3"}}) == 3610638499
