@@ -21,13 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_fi
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import CpuAssessment, assess_cpu_manager
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME, MAX_CPU_STATE_BYTES
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import (
-    MAX_RECORD_BYTES,
-    TOPOLOGY_RECORD_FILE,
-    RecordError,
-    TopologyRecord,
-    parse_record,
-)
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import MAX_RECORD_BYTES, RecordError, TopologyRecord, parse_record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import DISCOVERY_FOLLOWS, DISCOVERY_READS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import KUBELET_FOLLOWS
@@ -37,6 +31,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import READS as SYSFS_READS, read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, assess
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.history import HISTORY_FILE, HistoryError, NOT_COUNTED, history_in
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import TOPOLOGY_RECORD_FILE
 
 __all__ = ["ProbeResult", "CpuManagerRead", "probe", "read_plan", "read_checkpoint", "GUARD_PROGRAM", "GUARD_STATE"]
 
@@ -95,7 +90,8 @@ def _cpu_manager(files: NodeFiles, settings: KubeletSettings) -> Tuple[CpuAssess
     # getReservedCPUs checks reservedSystemCPUs against the online CPUs whatever the policy.
     topology = read_cpu_topology(files) if settings.cpu.policy == "static" or settings.cpu.reserved_system_cpus else None
     record = _topology_record(files) if settings.cpu.policy == "static" else None
-    return assess_cpu_manager(settings, topology, raw, path, record), CpuManagerRead(path, raw, topology)
+    record_path = files.host_path(TOPOLOGY_RECORD, follow=False)
+    return assess_cpu_manager(settings, topology, raw, path, record, record_path), CpuManagerRead(path, raw, topology)
 
 
 def _topology_record(files: NodeFiles) -> Union[None, TopologyRecord, str]:

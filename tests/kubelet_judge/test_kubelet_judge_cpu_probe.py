@@ -17,7 +17,7 @@ from typing import Callable, Mapping, NamedTuple, Optional, Sequence
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import TOPOLOGY_RECORD_FILE
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import TOPOLOGY_RECORD_FILE
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.repair import repair_node
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.topology import record_topology
@@ -147,6 +147,9 @@ CASES = (
          lambda r: in_layout(r, cputree.rederive_default(RECORDED_SMALLER, POD), POD)),
     Case("distribute-cpus-across-numa, kubelet picks the reserved CPUs", ALL, with_options({"distribute-cpus-across-numa": "true"}), IN_SYNC),
     Case("policy none with an option", ALL, dict(NONE, cpuManagerPolicyOptions={"full-pcpus-only": "true"}), lambda r: None),
+    Case("AllBeta off, distribute-cpus-across-numa", ALL, dict(EXPLICIT, cpuManagerPolicyOptions={"distribute-cpus-across-numa": "true"},
+                                                               featureGates={"AllBeta": False}), IN_SYNC),
+    Case("policy none, reservedSystemCPUs offline, no file", [c for c in ALL if c != 15], dict(NONE, reservedSystemCPUs="15"), lambda r: None),
     # InPlacePodVerticalScalingExclusiveCPUs: nothing at start up to v1.36; v1.37 parses each baseline of the data part.
     Case("exclusive-CPU resize gate on, in sync", ALL, dict(STATIC, featureGates={BASELINES: True}), IN_SYNC),
     Case("exclusive-CPU resize gate on, a baseline that is no CPU list", ALL, dict(STATIC, featureGates={BASELINES: True}),
@@ -295,6 +298,29 @@ def test_a_renumbering_that_keeps_the_ids_is_refused_by_the_topology_record_what
     assert (result.cpu.cls, result.cpu.pods) == ("assigned_cpu_moved", ("pod-a",)), result.cpu.message
     assert result.assessment.verdict == ("cpu_manager_refuses" if stale else "cpu_checkpoint_untrusted")
     assert result.cpu.start.started == kubelet.started and not result.assessment.repairable
+    found = tree_snapshot(root)
+    assert repair_node(result, backup_dir=str(tmp_path / "backups"), history_file=str(tmp_path / "history.json")).action == "refused"
+    assert tree_snapshot(root) == found
+
+
+V1_WITH_ENTRIES = b'{"policyName":"static","defaultCpuSet":"0-1,3-9,11-15","entries":{"containerID1":"2,10"},"checksum":0}'
+
+
+@pytest.mark.parametrize("release", releases())
+def test_a_v1_file_with_entries_is_refused_where_kubelet_refuses_and_never_repaired(judges, release, tmp_path):
+    """Entries keyed by container id (pre-1.18): up to v1.36 kubelet migrates them through the runtime's containers (the
+    judge's runtime has none, as after a reboot: refused), which this collection does not judge; v1.37 has no v1 reader
+    and its v2 reader refuses the strings. Either way the node is not repairable and the repair touches nothing."""
+    root = cputree.build_cpu_node(str(tmp_path / "node"), CPUS, ALL, STATIC, V1_WITH_ENTRIES)
+    kubelet = judge_cpu(judges[release], root)
+    assert not kubelet.started and kubelet.stage == "restore", kubelet.brief()
+    result = probe(HostFiles(root), kubelet_release=version(release))
+    if minor(release) >= 37:
+        assert (result.cpu.start.stage, result.cpu.cls) == ("restore", "corrupt"), result.cpu.message
+        assert "json: cannot unmarshal string into Go struct field CPUManagerCheckpointV2.entries" in result.cpu.start.error
+    else:
+        assert (result.cpu.start.stage, result.cpu.cls) == ("unknown", "unsupported_layout"), result.cpu.message
+    assert result.assessment.verdict == "cpu_manager_refuses" and not result.assessment.repairable
     found = tree_snapshot(root)
     assert repair_node(result, backup_dir=str(tmp_path / "backups"), history_file=str(tmp_path / "history.json")).action == "refused"
     assert tree_snapshot(root) == found

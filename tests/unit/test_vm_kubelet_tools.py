@@ -159,3 +159,46 @@ def test_a_guest_kernel_that_cannot_boot_is_told_apart_from_a_slow_one(tmp_path,
     monkeypatch.setattr(qemu.subprocess, "run", lambda *args, **kwargs: pytest.fail("SSH tried on a guest that cannot boot"))
     with pytest.raises(qemu.KernelFailedToBoot, match=said):
         qemu.wait_for_ssh({"name": "numa-guard"}, str(log), time.time())
+
+
+def _cpu_nodes(command):
+    """{vCPU: NUMA node} of a QEMU command line's ``-numa node,...,cpus=N`` options, and its ``-smp``."""
+    placed = {}
+    for flag, value in zip(command, command[1:]):
+        if flag == "-numa":
+            parts = dict(part.split("=", 1) for part in value.split(",")[1:] if part.startswith("nodeid="))
+            for part in value.split(","):
+                if part.startswith("cpus="):
+                    placed[int(part[len("cpus="):])] = int(parts["nodeid"])
+    return placed, int(command[command.index("-smp") + 1])
+
+
+@pytest.mark.parametrize("numa", [[512, 512], [256, 256, 256, 256]])
+def test_a_reboot_with_another_vcpu_count_keeps_each_shared_vcpu_on_its_node(numa):
+    """The CPU manager scenario reboots with more and then fewer vCPUs: every vCPU is on exactly one node, and a vCPU
+    both boots have sits on the same node (kubelet's checkpoint names CPU ids; the topology must not move under them)."""
+    vm = {"name": "numa4", "numa_mib": numa, "kaslr": False, "image_dir": "/i", "vm_dir": "/v", "append": "",
+          "api_port_file": None, "ssh_port": 2222}
+    layouts = {}
+    for cpus in range(1, 7):
+        placed, smp = _cpu_nodes(qemu.qemu_command(dict(vm, cpus=cpus), "/v/serial-1.log"))
+        assert smp == cpus and sorted(placed) == list(range(cpus))
+        assert set(placed.values()) == set(range(min(cpus, len(numa))))
+        layouts[cpus] = placed
+    for a in layouts:
+        for b in layouts:
+            assert all(layouts[a][cpu] == layouts[b][cpu] for cpu in range(min(a, b))), (a, b)
+
+
+def test_set_cpus_changes_the_next_boot_and_refuses_zero(tmp_path, capsys):
+    vm_dir = tmp_path / "numa4"
+    vm_dir.mkdir()
+    qemu.save(str(vm_dir), {"name": "numa4", "vm_dir": str(vm_dir), "cpus": 2, "numa_mib": [256, 256], "kaslr": False,
+                            "append": "", "boots": [], "ssh_port": 2222, "identity_file": str(tmp_path / "id_ed25519")})
+    assert qemu.main(["set", "--vm-dir", str(vm_dir), "--cpus", "3", "--numa", "250,262"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["cpus"] == 3
+    assert qemu.load(str(vm_dir))["cpus"] == 3 and qemu.load(str(vm_dir))["numa_mib"] == [250, 262]
+    assert qemu.main(["set", "--vm-dir", str(vm_dir), "--numa", "256,256"]) == 0
+    assert qemu.load(str(vm_dir))["cpus"] == 3
+    with pytest.raises(SystemExit, match="at least one vCPU"):
+        qemu.main(["set", "--vm-dir", str(vm_dir), "--cpus", "0"])

@@ -179,7 +179,8 @@ _WHAT = {
     "checksum_zero": "%(file)s has \"checksum\": 0, which kubelet takes unverified: it cannot be trusted",
     "unsupported_layout": "%(file)s is in a layout this collection does not read",
     "assigned_cpu_moved": "CPUs %(moved)s of pods %(pods)s are on another core, socket or NUMA node than when this collection "
-                          "recorded them%(recorded)s: kubelet never compares that, and would keep the pods pinned to other hardware",
+                          "recorded them%(when)s: kubelet never compares that, and would keep the pods pinned to other hardware (if the "
+                          "new placement is meant, drain the node, then remove %(file)s and this collection's record %(record)s)",
     "unknown": "kubelet's CPU manager could not be judged",
 }
 
@@ -188,14 +189,15 @@ CPU_CLASSES = tuple(_WHAT)  # every class, in the order above (the metrics' labe
 
 
 def _message(cls: str, start: Optional[CpuStart], pods: Sequence[str], rederived: Optional[FrozenSet[int]], path: str, problems: Sequence[str],
-             moved: FrozenSet[int] = frozenset(), recorded: str = "") -> str:
+             moved: FrozenSet[int] = frozenset(), when: str = "", record_path: str = "") -> str:
     state = start.state if start else None
     recorded = state.default | assigned_cpus(state) if state else frozenset()
     online = start.online if start else frozenset()
     values = {"file": path, "pods": ", ".join(pods), "rederived": '"%s"' % format_cpuset(rederived or ()),
               "gone": format_cpuset(recorded - online), "reserved": format_cpuset(start.reserved if start else ()),
-              "unrecorded": format_cpuset(online - recorded - ((start.reserved if start and start.strict else frozenset()))),
-              "twice": format_cpuset(cpus_claimed_twice(state)) if state else "", "moved": format_cpuset(moved), "recorded": recorded}
+              "unrecorded": format_cpuset(unrecorded_cpus(start) if start else ()),
+              "twice": format_cpuset(cpus_claimed_twice(state)) if state else "", "moved": format_cpuset(moved), "when": when,
+              "record": record_path}
     text = _WHAT[cls] % values
     said = "; ".join(list(problems) + ([start.error] if start and start.error else []))
     if start and start.stage not in ("started", "unknown"):
@@ -224,24 +226,30 @@ def _when(record: TopologyRecord) -> str:
     return " (at boot %s)" % record.boot_id if record.boot_id else ""
 
 
-def _since_the_record(start: CpuStart, record: TopologyRecord) -> str:
-    """Whether the unrecorded CPUs were online at the recorded good state: a torn write leaked them, or the set grew."""
+def unrecorded_cpus(start: CpuStart) -> FrozenSet[int]:
+    """Online CPUs the file records nowhere (the strictly reserved ones aside, which it must not hold)."""
     state = start.state
     recorded = state.default | assigned_cpus(state) if state else frozenset()
-    unrecorded = start.online - recorded - (start.reserved if start.strict else frozenset())
+    return start.online - recorded - (start.reserved if start.strict else frozenset())
+
+
+def _since_the_record(start: CpuStart, record: TopologyRecord) -> str:
+    """Whether the unrecorded CPUs were online at the recorded good state: a torn write leaked them, or the set grew."""
+    unrecorded = unrecorded_cpus(start)
     if unrecorded <= record.online:
         return "; they were online when this collection last recorded the CPUs: a torn write leaked them"
     return "; CPUs %s were not online when this collection last recorded the CPUs: the online set grew" % format_cpuset(unrecorded - record.online)
 
 
 def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology], raw: Optional[bytes], path: str,
-                       record: Union[None, TopologyRecord, str] = None) -> CpuAssessment:
+                       record: Union[None, TopologyRecord, str] = None, record_path: str = "") -> CpuAssessment:
     """The CPU manager's part of the node's verdict (``raw``: ``cpu_manager_state``'s bytes at ``path``, None: none;
-    ``record``: the collection's topology record, None when there is none, or why it cannot be read)."""
+    ``record``: the collection's topology record at ``record_path``, None when there is none, or why it cannot be read)."""
     cpu = settings.cpu
-    if cpu.policy != CPU_POLICY_STATIC and raw is None and not cpu.options:
+    if cpu.policy != CPU_POLICY_STATIC and raw is None and not cpu.options and not cpu.reserved_system_cpus:
         return CpuAssessment("not_static", None, "cpuManagerPolicy %s and no %s: nothing for the CPU manager to restore" % (cpu.policy, path), None)
-    if cpu.policy == CPU_POLICY_STATIC and (topology is None or not topology.known):
+    # getReservedCPUs checks reservedSystemCPUs against the online CPUs whatever the policy.
+    if (cpu.policy == CPU_POLICY_STATIC or cpu.reserved_system_cpus) and (topology is None or not topology.known):
         problems = tuple(topology.problems if topology else ("the online CPUs were not read",))
         return CpuAssessment("unknown", "cpu_manager_unknown", _message("unknown", None, (), None, path, problems), None, problems=problems)
     starts: List[CpuStart] = [cpu_manager_start(release, cpu, settings.feature_gates, topology or CpuTopology({}), raw, settings.root_dir)
@@ -254,7 +262,7 @@ def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology
     moved = moved_cpus(record, topology, state.entries) if compared and isinstance(record, TopologyRecord) else frozenset()
     if moved:
         cls, pods, rederived = "assigned_cpu_moved", pods_holding(state, moved), None
-    message = _message(cls, start, pods, rederived, path, (), moved, _when(record) if isinstance(record, TopologyRecord) else "")
+    message = _message(cls, start, pods, rederived, path, (), moved, _when(record) if isinstance(record, TopologyRecord) else "", record_path)
     if cls == "cpus_unrecorded" and isinstance(record, TopologyRecord):
         message += _since_the_record(start, record)
     if rederived is None or start.state is None or raw is None:

@@ -13,7 +13,7 @@ a layout this collection does not model (``RestoreError.modelled`` false: v1 ent
 
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, Mapping, Union
+from typing import Any, Dict, FrozenSet, Iterator, Mapping, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import UINT64_MAX, load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
@@ -89,19 +89,22 @@ def _v1_checksum(policy_name: str, default: str) -> int:
     return deep_hash(GoPtr(LEGACY_TYPE, GoStruct(LEGACY_TYPE, fields)))
 
 
-def accepted_checksums(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], minor: int) -> FrozenSet[int]:
+def accepted_checksums(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], minor: int) -> Iterator[int]:
     """The non-zero checksums release 1.``minor`` accepts on a v2-shaped file (no ``data``, no ``podEntries``), with
-    ``PodLevelResourceManagers`` off (state_checkpoint.go, checkpoint.go): v1.34/v1.35 the legacy name (their
-    ``CPUManagerCheckpointV2`` is an alias of ``CPUManagerCheckpoint``); v1.36 ``CPUManagerCheckpointV2``, then the
-    legacy name; v1.37 falls back from v4 to v3 (``CPUManagerCheckpointV3`` with an empty ``PodEntries``, then the
-    legacy name), then to v2 as v1.36. v1.34-v1.36 also try the v1 reader, which reads a file without entries."""
-    names = (LEGACY_TYPE,) if minor <= 35 else ("state.CPUManagerCheckpointV2", LEGACY_TYPE)
-    accepted = {_struct_checksum(name, policy_name, default, entries) for name in names}
+    ``PodLevelResourceManagers`` off (state_checkpoint.go, checkpoint.go), computed one at a time, the legacy one that
+    every release writes up to v1.36 first (``stored in accepted_checksums(...)`` stops at the first match). Every
+    release accepts the v2 struct under the legacy name (v1.34/v1.35's ``CPUManagerCheckpointV2`` is an alias of
+    ``CPUManagerCheckpoint``); v1.36 and v1.37 also under ``CPUManagerCheckpointV2``; v1.37 falls back from v4 to v3
+    first (``CPUManagerCheckpointV3`` with an empty ``PodEntries``, and the legacy name); v1.34-v1.36 also try the v1
+    reader, which reads a file without entries."""
+    yield _struct_checksum(LEGACY_TYPE, policy_name, default, entries)
+    if minor >= 36:
+        yield _struct_checksum("state.CPUManagerCheckpointV2", policy_name, default, entries)
     if minor >= 37:
-        accepted |= {_struct_checksum(name, policy_name, default, entries, pod_entries=True) for name in ("state.CPUManagerCheckpointV3", LEGACY_TYPE)}
-    elif not entries:
-        accepted.add(_v1_checksum(policy_name, default))
-    return frozenset(accepted)
+        for name in ("state.CPUManagerCheckpointV3", LEGACY_TYPE):
+            yield _struct_checksum(name, policy_name, default, entries, pod_entries=True)
+    if minor <= 36 and not entries:
+        yield _v1_checksum(policy_name, default)
 
 
 def data_checksum(data: str) -> int:
@@ -204,6 +207,11 @@ def _verified_v2(document: Mapping[str, Any], minor: int) -> _Parts:
 def _v4_parts(document: Mapping[str, Any]) -> _Parts:
     """v1.37's v4 reader: ``data`` unmarshalled, then ``dataChecksum`` verified over it; never a fallback once
     ``data`` or ``dataChecksum`` is set (state_checkpoint.go loadAndMigrateCheckpointV4)."""
+    try:  # UnmarshalCheckpoint decodes the whole file first: the v2 part's types too, though v1.37 then reads only data
+        _v2_parts(document)
+        _checksum(struct_field(document, "checksum"), "CPUManagerCheckpoint.checksum")
+    except ValueError as error:
+        raise ValueError("could not load v4 checkpoint: failed to deserialize cpu manager checkpoint: %s" % error) from None
     data = _string(struct_field(document, "data"), "CPUManagerCheckpoint.data")
     stored = _checksum(struct_field(document, "dataChecksum"), "CPUManagerCheckpoint.dataChecksum")
     try:
@@ -233,11 +241,13 @@ def _baselines(value: Any) -> Entries:
     where = "CPUManagerCheckpointData.baselines"
     if value is None:
         return {}
-    if not isinstance(value, dict) or not all(isinstance(containers, dict) for containers in value.values()):
+    if not isinstance(value, dict) or not all(containers is None or isinstance(containers, dict) for containers in value.values()):
         raise ValueError("json: cannot unmarshal %s into Go struct field %s of type map[string]state.ContainerCPUs" % (_json_kind(value), where))
     out: Entries = {}
     for pod, containers in value.items():
-        for name, cpus in containers.items():
+        for name, cpus in (containers or {}).items():  # null decodes as a nil map, or as an empty struct below
+            if cpus is None:
+                cpus = {}
             if not isinstance(cpus, dict):
                 raise ValueError("json: cannot unmarshal %s into Go struct field %s of type state.ContainerCPUs" % (_json_kind(cpus), where))
             out.setdefault(pod, {})[name] = _string(struct_field(cpus, "baseline"), where + ".baseline")
@@ -253,7 +263,9 @@ def _read_parts(raw: bytes, minor: int) -> Union[_Parts, RestoreError]:
         document = _object(raw, "state.CPUManagerCheckpointV2")
     except ValueError as error:
         return RestoreError(str(error))
-    if _is_v1(document) or _has_pod_entries(document):
+    # A v1 file's entries map container ids, which kubelet up to v1.36 migrates through the runtime's containers (not
+    # judged here); v1.37 has no v1 reader, and its v2 reader refuses their strings.
+    if (_is_v1(document) and minor < 37) or _has_pod_entries(document):
         return RestoreError("a %s layout, which this collection does not read" % ("v1 (entries keyed by container id)" if _is_v1(document)
                                                                                   else "v3 (podEntries)"), modelled=False)
     try:

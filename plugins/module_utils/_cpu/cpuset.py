@@ -24,9 +24,10 @@ class CpuSetError(ValueError):
     """Text that is not a CPU list (or names more CPUs than any machine has)."""
 
 
-def parse_cpuset(text: str) -> FrozenSet[int]:
+def parse_cpuset(text: str, limit: int = MAX_CPUS) -> FrozenSet[int]:
     """``cpuset.Parse`` (k8s.io/utils/cpuset), with its errors: ``""`` is the empty set; each comma-separated part is one
-    id or ``a-b`` split at its first ``-`` (``strings.SplitN``), each side ``strconv.Atoi``, ``a <= b``."""
+    id or ``a-b`` split at its first ``-`` (``strings.SplitN``), each side ``strconv.Atoi``, ``a <= b``; never more than
+    ``limit`` CPUs built."""
     cpus: List[int] = []
     if text == "":
         return frozenset()
@@ -38,8 +39,8 @@ def parse_cpuset(text: str) -> FrozenSet[int]:
             raise CpuSetError("invalid range %s (%d > %d)" % (go_quote(shown(part)), first, last))
         if last > MAX_CPU_ID:
             raise CpuSetError("CPU id %d is above %d, more than any machine has" % (last, MAX_CPU_ID))
-        if len(cpus) + last - first + 1 > MAX_CPUS:
-            raise CpuSetError("more than %d CPUs" % MAX_CPUS)
+        if len(cpus) + last - first + 1 > limit:
+            raise CpuSetError("more than %d CPUs" % limit)
         cpus.extend(range(first, last + 1))
     return frozenset(cpus)
 

@@ -28,6 +28,7 @@ __all__ = [
     "reservation_nonzero",
     "reserved_size",
     "none_policy_options",
+    "gate_on",
     "option_maturity",
     "static_policy_options",
     "static_policy_options_fit",
@@ -105,11 +106,30 @@ def none_policy_options(options: Mapping[str, str]) -> Optional[str]:
         "%s:%s" % (name, options[name]) for name in sorted(options))
 
 
+# pkg/features/kube_features.go: the gates the CPU manager's start reads, (maturity by release minor, default).
+_GATES = {
+    "CPUManagerPolicyAlphaOptions": ({}, "alpha", False),
+    "CPUManagerPolicyBetaOptions": ({}, "beta", True),
+    "InPlacePodVerticalScalingExclusiveCPUs": ({}, "alpha", False),
+    "PodLevelResourceManagers": ({37: "beta"}, "alpha", False),
+}
+
+
+def gate_on(gates: Mapping[str, bool], name: str, minor: int) -> bool:
+    """component-base's feature gate: the gate as named, else ``AllAlpha`` / ``AllBeta`` for a gate of that maturity at
+    this release (``setUnsetAlphaGates`` / ``setUnsetBetaGates``), else its default."""
+    if name in gates:
+        return bool(gates[name])
+    by_release, maturity, default = _GATES[name]
+    every = {"alpha": "AllAlpha", "beta": "AllBeta"}[by_release.get(minor, maturity)]
+    return bool(gates[every]) if every in gates else default
+
+
 def option_maturity(option: str, minor: int) -> Optional[str]:
     """``alpha``, ``beta`` or ``stable`` at release 1.<minor>, None for an option kubelet does not know."""
     if option not in _KNOWN:
         return None
-    return "alpha" if option in _ALPHA else "beta" if option in _BETA.get(minor, _BETA[37]) else "stable"
+    return "alpha" if option in _ALPHA else "beta" if option in _BETA[minor] else "stable"
 
 
 def _option_available(option: str, minor: int, gates: Mapping[str, bool]) -> Optional[str]:
@@ -117,9 +137,9 @@ def _option_available(option: str, minor: int, gates: Mapping[str, bool]) -> Opt
     maturity = option_maturity(option, minor)
     if maturity is None:
         return "unknown CPU Manager Policy option: %s" % go_quote(option)
-    if maturity == "alpha" and not gates.get("CPUManagerPolicyAlphaOptions", False):
+    if maturity == "alpha" and not gate_on(gates, "CPUManagerPolicyAlphaOptions", minor):
         return "CPU Manager Policy Alpha-level Options not enabled, but option %s provided" % go_quote(option)
-    if maturity == "beta" and not gates.get("CPUManagerPolicyBetaOptions", True):
+    if maturity == "beta" and not gate_on(gates, "CPUManagerPolicyBetaOptions", minor):
         return "CPU Manager Policy Beta-level Options not enabled, but option %s provided" % go_quote(option)
     return None
 

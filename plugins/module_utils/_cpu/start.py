@@ -60,11 +60,12 @@ def is_strict(options: dict) -> bool:
     return options.get(STRICT_OPTION) in rules.PARSE_BOOL_TRUE
 
 
-def _unmodelled(cpu: CpuManagerSettings, gates: dict) -> Optional[str]:
+def _unmodelled(cpu: CpuManagerSettings, gates: dict, minor: int) -> Optional[str]:
     """Why the start is not judged here, or None."""
     if cpu.policy not in (CPU_POLICY_NONE, CPU_POLICY_STATIC):
         return "cpuManagerPolicy %s is not one kubelet knows (none, static)" % go_quote(cpu.policy)
-    on = [gate for gate in UNMODELLED_GATES if gates.get(gate)]
+    # PodLevelResourceManagers exists from v1.36 (AllAlpha/AllBeta turn it on there); named before that, kubelet does not know it.
+    on = [gate for gate in UNMODELLED_GATES if (rules.gate_on(gates, gate, minor) if minor >= 36 else gates.get(gate))]
     if on:
         return "feature gate %s changes what kubelet restores; this collection does not judge it" % ", ".join(on)
     return None
@@ -73,8 +74,7 @@ def _unmodelled(cpu: CpuManagerSettings, gates: dict) -> Optional[str]:
 def _options(cpu: CpuManagerSettings, minor: int, gates: dict, topology: CpuTopology) -> Tuple[Dict[str, bool], Optional[str]]:
     """NewStaticPolicy's options, or kubelet's error (wrapped by NewManager)."""
     parsed, problem = rules.static_policy_options(cpu.options, minor, gates)
-    problem = problem or rules.static_policy_options_fit(parsed, len({info.socket for info in topology.cpus.values()}),
-                                                         len({info.numa_node for info in topology.cpus.values()}), cpu.topology_manager_policy)
+    problem = problem or rules.static_policy_options_fit(parsed, topology.count("socket"), topology.count("numa_node"), cpu.topology_manager_policy)
     return parsed, "new static policy error: " + problem if problem else None
 
 
@@ -128,9 +128,7 @@ def _static_policy(cpu: CpuManagerSettings, topology: CpuTopology, explicit: Fro
         return _Construction(frozenset(), "unknown", "cpuManagerPolicyOptions %s: kubelet picks its reserved CPUs otherwise (not modelled); "
                              "with reservedSystemCPUs set the CPU manager is judged" % ", ".join(picking))
     wanted = -(-milli // 1000)
-    num_sockets = len({info.socket for info in topology.cpus.values()})
-    num_cores = len({info.core for info in topology.cpus.values()})
-    reserved = explicit or take_packed(topology.cpus, num_sockets, num_cores, wanted)
+    reserved = explicit or take_packed(topology.cpus, topology.count("socket"), topology.count("core"), wanted)
     problem = rules.reserved_size(reserved, wanted)
     return _refused(problem) if problem else _Construction(reserved)
 
@@ -151,7 +149,7 @@ def cpu_manager_start(release: str, cpu: CpuManagerSettings, gates: dict, topolo
     """Kubelet ``release``'s CPU manager on this node: construction, then ``Start`` on ``raw`` (None: no file)."""
     minor = int(release.split(".")[1])
     strict = cpu.policy == CPU_POLICY_STATIC and is_strict(cpu.options)
-    unmodelled = _unmodelled(cpu, gates)
+    unmodelled = _unmodelled(cpu, gates, minor)
     if unmodelled:
         return CpuStart(release, "unknown", unmodelled, topology.online, frozenset(), strict)
     built = _construction(cpu, topology, minor, gates)
@@ -160,7 +158,7 @@ def cpu_manager_start(release: str, cpu: CpuManagerSettings, gates: dict, topolo
         return CpuStart(release, built.stage, built.error, topology.online, reserved, strict)
     if raw is None:
         return CpuStart(release, "started", None, topology.online, reserved, strict)  # restoreState: storeState
-    restored: Union[CpuState, RestoreError] = restore(raw, cpu.policy, minor, bool(gates.get(BASELINES_GATE)))
+    restored: Union[CpuState, RestoreError] = restore(raw, cpu.policy, minor, rules.gate_on(gates, BASELINES_GATE, minor))
     if isinstance(restored, RestoreError):
         stage = "restore" if restored.modelled else "unknown"
         text = START_PREFIX + restore_error(restored.text, root_dir) if restored.modelled else restored.text

@@ -68,9 +68,9 @@ def _read_state(root: str) -> Dict[str, Any]:
 
 def _write_state(root: str, record: Dict[str, Any], timeout: float, untouched: Optional[ProbeResult] = None) -> None:
     """Write this boot's record under the node lock: a writer holding that lock removes the temporary
-    files of ours it finds in the state directory as a killed run's leftovers, this write's included. On a boot that
-    needed nothing (``untouched``), the CPU topology record too, when the CPU manager starts with its file as it is
-    (a repair records it itself)."""
+    files of ours it finds in the state directory as a killed run's leftovers, this write's included. On a boot the guard
+    did not repair (``untouched``), the CPU topology record too, when the CPU manager's part is a good state (a repair
+    records it itself)."""
     path = under_root(root, GUARD_STATE, follow=False)
     with node_lock(lock_path(root), timeout):
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
@@ -174,7 +174,7 @@ def _run(args: argparse.Namespace, started: float, deadline: float) -> None:
     record = {"boot_id": boot_id, "verdict": decision.verdict, "action": decision.action, "message": decision.message,
               "time": time.time(), "duration_seconds": round(time.monotonic() - started, 6)}
     try:
-        _write_state(root, record, max(deadline - time.monotonic(), 1.0), result if decision.action == "none" else None)
+        _write_state(root, record, max(deadline - time.monotonic(), 1.0), result if decision.action in ("none", "refused") else None)
     except OSError as error:
         _log("could not record this boot in %s: %s" % (under_root(root, GUARD_STATE, follow=False), error))
     _refresh_metrics(result, textfile_dir, root, decision.verdict if result else None, started)

@@ -208,11 +208,12 @@ def _apply_overrides(builder: _Builder, policy: object, reserved_memory: object)
 
 
 def effective_gates(layers: ConfigLayers, flags: KubeletFlags) -> Dict[str, bool]:
-    """Kubelet's feature gates: the command line's below the configuration's (kubelet-config-file docs)."""
-    gates = dict(flags.feature_gates or {})
+    """Kubelet's feature gates: the configuration's, each one the command line names replaced by the command line's
+    (cmd/kubelet/app/server.go ``kubeletConfigFlagPrecedence``: ``--feature-gates`` parsed over the configuration, then
+    the configuration's other gates put back; v1.34-v1.37)."""
     config_gates = layers.document.get("featureGates")
-    if isinstance(config_gates, Mapping):
-        gates.update((key, value) for key, value in config_gates.items() if isinstance(value, bool))
+    gates = {key: value for key, value in config_gates.items() if isinstance(value, bool)} if isinstance(config_gates, Mapping) else {}
+    gates.update(flags.feature_gates or {})
     return gates
 
 

@@ -57,6 +57,10 @@ class CpuTopology(Record, frozen=True):
     def describe(self) -> str:
         return format_cpuset(self.cpus)
 
+    def count(self, attribute: str) -> int:
+        """How many sockets, NUMA nodes or cores (``socket``, ``numa_node``, ``core``): kubelet's ``CPUTopology`` counts."""
+        return len({getattr(info, attribute) for info in self.cpus.values()})
+
 
 def _read_cpu_list(files: NodeFiles, node_path: str) -> Tuple[Optional[frozenset], Optional[str]]:
     text, problem = _read_text(files, node_path)

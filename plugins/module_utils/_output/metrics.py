@@ -53,10 +53,10 @@ def _drift_samples(assessment: Assessment) -> List[str]:
 
 
 def _cpu_manager_lines(cpu: CpuAssessment) -> List[str]:
-    """The CPU manager's class now, and how many CPUs are online, recorded in cpu_manager_state, and pinned."""
-    lines = _family("cpu_manager_class", "1 for the CPU manager's class now (docs/modules.md), 0 for every other class.", [
-        '%scpu_manager_class{class="%s"} %d' % (_PREFIX, name, int(name == cpu.cls)) for name in CPU_CLASSES
-    ])
+    """The CPU manager's class as found, and how many CPUs are online, recorded in cpu_manager_state, and pinned."""
+    found = ['%scpu_manager_class{class="%s"} %d' % (_PREFIX, name, int(name == cpu.cls)) for name in CPU_CLASSES]
+    lines = _family("cpu_manager_class", "1 for the CPU manager's class as this run found it (the guard: before any repair), 0 for every "
+                    "other class.", found)
     start = cpu.start
     if start is None:
         return lines

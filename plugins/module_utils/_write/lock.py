@@ -20,9 +20,10 @@ from typing import Iterator
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import node_join, under_root
 
-__all__ = ["STATE_DIR", "LockTimeout", "lock_path", "node_lock"]
+__all__ = ["STATE_DIR", "TOPOLOGY_RECORD_FILE", "LockTimeout", "lock_path", "node_lock"]
 
 STATE_DIR = "var/lib/nodeops-numa-drift"
+TOPOLOGY_RECORD_FILE = STATE_DIR + "/cpu_topology.json"  # the CPU topology record (_cpu.topology_record)
 _POLL_SECONDS = 0.05
 
 

@@ -4,8 +4,8 @@
 """The CPU topology record (:mod:`_cpu.topology_record`) written at a good state of the CPU manager.
 
 A good state is one whose pinning this collection vouches for: kubelet's CPU manager starts with the file as it is
-(class ``in_sync``, seen by the boot guard before kubelet starts), or a repair just re-derived ``defaultCpuSet`` keeping
-every entry. The record is written atomically (``atomic_write``) under the node lock the caller holds, beside the
+(class ``in_sync``, seen by the boot guard before kubelet starts) or there is none (nothing pinned), or a repair just
+re-derived ``defaultCpuSet`` keeping every entry. The record is written atomically (``atomic_write``) under the node lock the caller holds, beside the
 repair history. Stdlib only, Python >= 3.9.
 """
 
@@ -17,9 +17,10 @@ from typing import Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import under_root
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import STALE_CLASSES
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import TOPOLOGY_RECORD_FILE, record_bytes
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import record_bytes
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import ProbeResult
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write, read_regular_file
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.lock import TOPOLOGY_RECORD_FILE
 
 __all__ = ["BOOT_ID", "read_boot_id", "topology_record_path", "record_topology"]
 
@@ -39,16 +40,22 @@ def topology_record_path(root: str) -> str:
     return under_root(root, TOPOLOGY_RECORD_FILE, follow=False)
 
 
-def record_topology(result: ProbeResult, repaired: bool = False) -> Optional[str]:
-    """Record where the pinned CPUs of ``result`` sit when its CPU manager part is a good state (in sync, or ``repaired``
-    from the stale class); returns the path written, or None when there is nothing to record. The caller holds the
-    node lock."""
+def _good(result: ProbeResult, repaired: bool) -> bool:
+    """A state whose pinning this collection vouches for: kubelet's CPU manager starts with the file as it is, or there is
+    none (nothing pinned), or a repair just re-derived only ``defaultCpuSet``."""
     cpu, read = result.cpu, result.cpu_read
-    good = cpu is not None and (cpu.cls == "in_sync" or (repaired and cpu.cls in STALE_CLASSES))
-    if not good or cpu is None or cpu.start is None or cpu.start.state is None or read is None or read.topology is None:
+    if cpu is None or read is None or read.topology is None or not read.topology.known:
+        return False
+    return cpu.cls in ("in_sync", "no_checkpoint") or (repaired and cpu.cls in STALE_CLASSES)
+
+
+def record_topology(result: ProbeResult, repaired: bool = False) -> Optional[str]:
+    """Record where every online CPU sits when the CPU manager part of ``result`` is a good state (:func:`_good`);
+    returns the path written, or None when it is not. The caller holds the node lock."""
+    if not _good(result, repaired) or result.cpu_read is None or result.cpu_read.topology is None:
         return None
     root = result.node.root
     path = topology_record_path(root)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    atomic_write(path, record_bytes(read.topology, cpu.start.state.entries, read_boot_id(root), time.time()), mode=0o644)
+    atomic_write(path, record_bytes(result.cpu_read.topology, read_boot_id(root), time.time()), mode=0o644)
     return path

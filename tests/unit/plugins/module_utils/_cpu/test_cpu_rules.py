@@ -6,6 +6,8 @@ the classes ``_cpu.assess`` gives a node tree. Kubelet's own code judges the sam
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
@@ -259,3 +261,33 @@ def test_align_by_socket_meets_the_topology_manager_policy_where_kubelet_takes_i
         assert result.cpu.start.error == ("new static policy error: Topolgy manager single-numa-node policy is incompatible with CPUManager "
                                           "align-by-socket policy option")
         assert result.assessment.verdict == "cpu_manager_refuses"
+
+
+@pytest.mark.parametrize("field, value", [("entries", {"pod-a": {"app": 5}}), ("policyName", 7), ("checksum", "x")])
+def test_a_v4_file_whose_v2_part_has_the_wrong_types_is_refused_at_1_37(field, value):
+    """v1.37's UnmarshalCheckpoint decodes the whole file before it reads data: a v2 part of the wrong JSON types fails it
+    (kubelet: "failed to deserialize cpu manager checkpoint: json: cannot unmarshal ..."), and data is set: no fallback."""
+    document = json.loads(cputree.cpu_checkpoint_v4("static", "0-1,3-9,11-15", POD))
+    document[field] = value
+    restored = restore(json.dumps(document).encode(), "static", 37)
+    assert isinstance(restored, RestoreError) and restored.text.startswith(
+        "could not load v4 checkpoint: failed to deserialize cpu manager checkpoint: json: cannot unmarshal"), restored
+
+
+@pytest.mark.parametrize("gates, name, minor, on", [
+    ({}, "CPUManagerPolicyBetaOptions", 37, True),
+    ({"AllBeta": False}, "CPUManagerPolicyBetaOptions", 37, False),
+    ({"AllBeta": False, "CPUManagerPolicyBetaOptions": True}, "CPUManagerPolicyBetaOptions", 37, True),  # named wins
+    ({"AllAlpha": True}, "CPUManagerPolicyAlphaOptions", 34, True),
+    ({"AllAlpha": True}, "InPlacePodVerticalScalingExclusiveCPUs", 37, True),
+    ({"AllAlpha": True}, "PodLevelResourceManagers", 36, True),
+    ({"AllAlpha": True}, "PodLevelResourceManagers", 37, False),  # beta at v1.37
+    ({"AllBeta": True}, "PodLevelResourceManagers", 37, True),
+])
+def test_gates_as_component_base_sets_them(gates, name, minor, on):
+    assert rules.gate_on(gates, name, minor) is on
+
+
+def test_all_beta_off_refuses_a_beta_option_as_kubelet_does():
+    assert rules.static_policy_options({"distribute-cpus-across-numa": "true"}, 37, {"AllBeta": False})[1] == (
+        'CPU Manager Policy Beta-level Options not enabled, but option "distribute-cpus-across-numa" provided')

@@ -91,7 +91,10 @@ def test_source_of_a_map_is_the_last_named_key_that_was_set_else_the_field():
     (GATE_ON, None, {"memory-drift-tolerance": " off "}, "Static", None),
     (GATE_ON, None, None, "None", None),  # only the Static policy has the option
     ({}, GATE_ON, None, "Static", "auto"),  # the command line's gate, when the config names none
-    ({"MemoryManagerDriftTolerance": False}, GATE_ON, None, "Static", None),  # the config's gates win over the flags'
+    # the command line's gates win over the configuration's, gate by gate (server.go kubeletConfigFlagPrecedence)
+    ({"MemoryManagerDriftTolerance": False}, GATE_ON, None, "Static", "auto"),
+    (GATE_ON, {"MemoryManagerDriftTolerance": False}, None, "Static", None),
+    (GATE_ON, {"SomeOtherGate": False}, None, "Static", "auto"),  # the configuration's other gates are put back
     ({"MemoryManagerDriftTolerance": "true"}, None, None, "Static", None),  # not a bool: not taken as the gate (kubelet cannot decode it)
     ({}, None, None, "Static", None),
 ])
