@@ -168,7 +168,7 @@ _WHAT = {
                        "two-step write leaked them); re-deriving defaultCpuSet as %(rederived)s keeps every entry",
     "shared_cpus_offline": "only defaultCpuSet is stale: CPUs %(gone)s of the shared pool are offline; re-deriving defaultCpuSet as "
                            "%(rederived)s keeps every entry",
-    "assigned_cpu_offline": "assigned CPUs %(gone)s are offline or gone: pods %(pods)s lost exclusive CPUs",
+    "assigned_cpu_offline": "assigned CPUs %(assigned_gone)s are offline or gone: pods %(pods)s lost exclusive CPUs",
     "reserved_overlaps_assignment": "reserved CPUs %(reserved)s overlap the exclusive CPUs of pods %(pods)s",
     "config_changed": "the CPU manager's configuration changed since %(file)s was written (policy, options or reserved CPUs)",
     "default_overlaps_assignment": "defaultCpuSet holds exclusive CPUs of pods %(pods)s",
@@ -194,7 +194,8 @@ def _message(cls: str, start: Optional[CpuStart], pods: Sequence[str], rederived
     recorded = state.default | assigned_cpus(state) if state else frozenset()
     online = start.online if start else frozenset()
     values = {"file": path, "pods": ", ".join(pods), "rederived": '"%s"' % format_cpuset(rederived or ()),
-              "gone": format_cpuset(recorded - online), "reserved": format_cpuset(start.reserved if start else ()),
+              "gone": format_cpuset(recorded - online), "assigned_gone": format_cpuset((assigned_cpus(state) if state else frozenset()) - online),
+              "reserved": format_cpuset(start.reserved if start else ()),
               "unrecorded": format_cpuset(unrecorded_cpus(start) if start else ()),
               "twice": format_cpuset(cpus_claimed_twice(state)) if state else "", "moved": format_cpuset(moved), "when": when,
               "record": record_path}

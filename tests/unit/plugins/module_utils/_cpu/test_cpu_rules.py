@@ -167,7 +167,7 @@ def test_missing_sysfs_names_the_verdict(tmp_path):
     (ALL, "0-1,3-9,11-15", POD, "in_sync", None),
     (ALL, "0-1,3-5,8-9,11-13", POD, "cpus_unrecorded", "cpu_default_set_stale"),
     ([c for c in ALL if c not in (7, 15)], "0-1,3-9,11-15", POD, "shared_cpus_offline", "cpu_default_set_stale"),
-    ([c for c in ALL if c != 10], "0-1,3-9,11-15", POD, "assigned_cpu_offline", "cpu_manager_refuses"),
+    ([c for c in ALL if c not in (10, 11)], "0-1,3-9,11-15", POD, "assigned_cpu_offline", "cpu_manager_refuses"),
     (ALL, "0-1,4-9,12-15", {"pod-a": {"app": "2-3,10"}, "pod-b": {"app": "3,11"}}, "cpu_claimed_twice", "cpu_checkpoint_untrusted"),
 ])
 def test_classes(tmp_path, online, default, entries, cls, verdict):
@@ -178,8 +178,8 @@ def test_classes(tmp_path, online, default, entries, cls, verdict):
     assert result.assessment.repairable is (verdict == "cpu_default_set_stale")
     if verdict:
         assert result.assessment.verdict == verdict and result.assessment.plan is None
-    if cls == "assigned_cpu_offline":
-        assert result.cpu.pods == ("pod-a",)
+    if cls == "assigned_cpu_offline":  # CPU 11 (shared) is offline too: only the assigned one is named as assigned
+        assert result.cpu.pods == ("pod-a",) and result.cpu.message.startswith("assigned CPUs 10 are offline or gone: pods pod-a"), result.cpu.message
     if cls == "cpus_unrecorded":
         assert format_cpuset(result.cpu.rederived_default) == "0-1,3-9,11-15"
 
