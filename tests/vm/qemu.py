@@ -10,8 +10,11 @@ Guests run under TCG (``-accel tcg,thread=multi``): this machine's /dev/kvm is a
 flavour that stock kernels do not boot under. Each NUMA node is its own
 ``memory-backend-ram`` (``-numa node,nodeid=N,memdev=mN[,cpus=...]``), so node sizes may differ
 and nodes beyond the vCPU count are memory-only. A "reboot with a different layout" is a
-graceful poweroff and a new boot of the same overlay with new node sizes: a real reboot of a
-real kernel that then sees different per-node MemTotal in /sys/devices/system/node.
+graceful poweroff and a new boot of the same overlay with new node sizes (or another vCPU count,
+``--cpus``): a real reboot of a real kernel that then sees different per-node MemTotal in
+/sys/devices/system/node (or another set of online CPUs in /sys/devices/system/cpu). vCPU N sits on
+node N mod min(vCPUs, nodes), so the vCPUs two boots share keep their NUMA node (and, one socket of
+``-smp N`` cores, their core) whatever the count.
 
 SSH is forwarded from 127.0.0.1:<free port> only, and the guest's user-mode network is
 ``restrict=on`` (the guest cannot open connections anywhere). The one exception is the test
@@ -24,10 +27,10 @@ CLI (every command prints JSON on stdout; progress goes to stderr)::
 
   qemu.py define  --vm-dir D --image-dir I --name N --numa 512,512 [--cpus 2] [--kaslr]
                   [--append "extra kernel args"] [--api-port-file FILE] [--drive RAW_IMAGE ...]
-  qemu.py boot    --vm-dir D [--vm-dir D2 ...] [--numa 508,516] [--append ...] [--kaslr|--nokaslr]
-  qemu.py reboot  --vm-dir D [--vm-dir D2 ...] [--numa ...] [--append ...] [--kaslr|--nokaslr]
+  qemu.py boot    --vm-dir D [--vm-dir D2 ...] [--numa 508,516] [--cpus 3] [--append ...] [--kaslr|--nokaslr]
+  qemu.py reboot  --vm-dir D [--vm-dir D2 ...] [--numa ...] [--cpus ...] [--append ...] [--kaslr|--nokaslr]
                   [--until-kernel-moves MAX_BOOTS]
-  qemu.py set     --vm-dir D [--numa ...] [--append ...] [--kaslr|--nokaslr]   (for the next boot)
+  qemu.py set     --vm-dir D [--numa ...] [--cpus ...] [--append ...] [--kaslr|--nokaslr]   (for the next boot)
   qemu.py poweroff --vm-dir D [...]
   qemu.py destroy --vm-dir D [...] [--keep DIR]   (power off, keep the records, delete the VM dir)
   qemu.py numa    --vm-dir D              (per-node MemTotal kB read in the guest)
@@ -103,6 +106,12 @@ def parse_numa(text: str) -> List[int]:
     return sizes
 
 
+def parse_cpus(count: int) -> int:
+    if count < 1:
+        raise SystemExit("--cpus wants at least one vCPU: %r" % count)
+    return count
+
+
 def define(args: argparse.Namespace) -> dict:
     vm_dir = os.path.abspath(args.vm_dir)
     image_dir = os.path.abspath(args.image_dir)
@@ -120,7 +129,7 @@ def define(args: argparse.Namespace) -> dict:
         "vm_dir": vm_dir,
         "image_dir": image_dir,
         "identity_file": os.path.join(image_dir, "id_ed25519"),
-        "cpus": args.cpus,
+        "cpus": parse_cpus(args.cpus),
         "numa_mib": parse_numa(args.numa),
         "kaslr": bool(args.kaslr),
         "append": args.append or "",
@@ -263,7 +272,9 @@ def qemu_command(vm: dict, serial_log: str) -> List[str]:
         cmd += ["-cpu", "qemu64,+rdrand"]
     for node, size in enumerate(sizes):
         cmd += ["-object", "memory-backend-ram,id=m%d,size=%dM" % (node, size)]
-    # vCPUs go round-robin over the first min(cpus, nodes) nodes; the rest are memory-only.
+    # vCPUs go round-robin over the first min(cpus, nodes) nodes; the rest are memory-only. vCPU i is on node
+    # i mod min(cpus, nodes): for the vCPUs of two boots with different counts that is the same node (i < both
+    # counts, so i mod the smaller count of CPU nodes is i, or both are i mod the node count).
     cpu_nodes = min(cpus, len(sizes))
     for node in range(len(sizes)):
         spec = "node,nodeid=%d,memdev=m%d" % (node, node)
@@ -386,13 +397,14 @@ def boot_one(vm_dir: str) -> dict:
         return vm
     number = len(vm["boots"]) + 1
     serial_log = os.path.join(vm_dir, "serial-%d.log" % number)
-    record = {"boot": number, "numa_mib": vm["numa_mib"], "kaslr": vm["kaslr"],
+    record = {"boot": number, "numa_mib": vm["numa_mib"], "cpus": vm["cpus"], "kaslr": vm["kaslr"],
               "append": kernel_append(vm)}
     with boot_slot() as slot:
         for boot_try in (1, 2):
             started = start_qemu(vm, serial_log)
             save(vm_dir, vm)
-            log("%s: boot %d (slot %d), NUMA MiB %s, ssh 127.0.0.1:%d" % (vm["name"], number, slot, vm["numa_mib"], vm["ssh_port"]))
+            log("%s: boot %d (slot %d), NUMA MiB %s, %d vCPUs, ssh 127.0.0.1:%d"
+                % (vm["name"], number, slot, vm["numa_mib"], vm["cpus"], vm["ssh_port"]))
             try:
                 record["ssh_seconds"] = round(wait_for_ssh(vm, serial_log, started), 1)
                 record["numa_memtotal_kb"] = guest_numa(vm)
@@ -487,6 +499,8 @@ def apply_changes(vm_dir: str, args: argparse.Namespace) -> None:
     vm = load(vm_dir)
     if getattr(args, "numa", None):
         vm["numa_mib"] = parse_numa(args.numa)
+    if getattr(args, "cpus", None) is not None:
+        vm["cpus"] = parse_cpus(args.cpus)
     if getattr(args, "append", None) is not None:
         vm["append"] = args.append
     if getattr(args, "kaslr", None) is not None:
@@ -526,7 +540,7 @@ def summary(vm: dict) -> dict:
     last = vm["boots"][-1] if vm["boots"] else {}
     return {"name": vm["name"], "instance": vm["name"], "vm_dir": vm["vm_dir"], "address": "127.0.0.1", "port": vm["ssh_port"],
             "user": SSH_USER, "identity_file": vm["identity_file"], "running": bool(qemu_pid(vm)),
-            "numa_mib": vm["numa_mib"], "kaslr": vm["kaslr"], "boots": len(vm["boots"]), "last_boot": last}
+            "numa_mib": vm["numa_mib"], "cpus": vm["cpus"], "kaslr": vm["kaslr"], "boots": len(vm["boots"]), "last_boot": last}
 
 
 # ---------------------------------------------------------------- CLI
@@ -550,6 +564,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         p = sub.add_parser(name)
         p.add_argument("--vm-dir", action="append", required=True)
         p.add_argument("--numa")
+        p.add_argument("--cpus", type=int, help="vCPUs from this boot on")
         p.add_argument("--append")
         if name == "reboot":
             p.add_argument("--until-kernel-moves", type=int, default=0, metavar="MAX_BOOTS",
