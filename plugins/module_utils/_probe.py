@@ -89,14 +89,13 @@ def _cpu_manager(files: NodeFiles, settings: KubeletSettings) -> Tuple[CpuAssess
         raw = raw[:MAX_CPU_STATE_BYTES]  # truncated: kubelet's JSON reader refuses what is left, and so does ours
     # getReservedCPUs checks reservedSystemCPUs against the online CPUs whatever the policy.
     topology = read_cpu_topology(files) if settings.cpu.policy == "static" or settings.cpu.reserved_system_cpus else None
-    record = _topology_record(files) if settings.cpu.policy == "static" else None
     record_path = files.host_path(TOPOLOGY_RECORD, follow=False)
+    record = _topology_record(files, record_path) if settings.cpu.policy == "static" else None
     return assess_cpu_manager(settings, topology, raw, path, record, record_path), CpuManagerRead(path, raw, topology)
 
 
-def _topology_record(files: NodeFiles) -> Union[None, TopologyRecord, str]:
-    """The collection's topology record (None: there is none), or why it cannot be read (naming the file)."""
-    where = files.host_path(TOPOLOGY_RECORD, follow=False)
+def _topology_record(files: NodeFiles, where: str) -> Union[None, TopologyRecord, str]:
+    """The collection's topology record (None: there is none), or why it cannot be read (naming the file, ``where``)."""
     try:
         return parse_record(files.read_bytes(TOPOLOGY_RECORD, MAX_RECORD_BYTES))
     except FileNotFoundError:

@@ -34,7 +34,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CpuState, assigned_cpus
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CpuState, assigned_cpus, recorded_cpus
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.rewrite import CpuRewrite, rewrite_default_set
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.start import CpuStart, cpu_manager_start
@@ -69,7 +69,7 @@ class CpuAssessment(Record, frozen=True):
     @property
     def recorded(self) -> Optional[FrozenSet[int]]:
         state = self.start.state if self.start else None
-        return None if state is None else state.default | assigned_cpus(state)
+        return None if state is None else recorded_cpus(state)
 
 
 def verdict_of(cls: str, kubelet_starts: bool) -> Optional[str]:
@@ -123,9 +123,8 @@ def _reserved_config_changed(start: CpuStart, state: CpuState, explicit: bool, u
 def _drift_class(start: CpuStart, state: CpuState, explicit_reserved: bool) -> Tuple[str, Tuple[str, ...], Optional[FrozenSet[int]]]:
     """``(class, pods named, re-derived default)`` of a file kubelet's validateState refuses."""
     assigned = assigned_cpus(state)
-    recorded = state.default | assigned
-    gone = recorded - start.online
-    unrecorded = start.online - recorded - (start.reserved if start.strict else frozenset())
+    gone = recorded_cpus(state) - start.online
+    unrecorded = unrecorded_cpus(start)
     if assigned & gone:
         return "assigned_cpu_offline", pods_holding(state, assigned & gone), None
     if assigned & start.reserved:
@@ -191,7 +190,7 @@ CPU_CLASSES = tuple(_WHAT)  # every class, in the order above (the metrics' labe
 def _message(cls: str, start: Optional[CpuStart], pods: Sequence[str], rederived: Optional[FrozenSet[int]], path: str, problems: Sequence[str],
              moved: FrozenSet[int] = frozenset(), when: str = "", record_path: str = "") -> str:
     state = start.state if start else None
-    recorded = state.default | assigned_cpus(state) if state else frozenset()
+    recorded = recorded_cpus(state) if state else frozenset()
     online = start.online if start else frozenset()
     values = {"file": path, "pods": ", ".join(pods), "rederived": '"%s"' % format_cpuset(rederived or ()),
               "gone": format_cpuset(recorded - online), "assigned_gone": format_cpuset((assigned_cpus(state) if state else frozenset()) - online),
@@ -229,8 +228,7 @@ def _when(record: TopologyRecord) -> str:
 
 def unrecorded_cpus(start: CpuStart) -> FrozenSet[int]:
     """Online CPUs the file records nowhere (the strictly reserved ones aside, which it must not hold)."""
-    state = start.state
-    recorded = state.default | assigned_cpus(state) if state else frozenset()
+    recorded = recorded_cpus(start.state) if start.state else frozenset()
     return start.online - recorded - (start.reserved if start.strict else frozenset())
 
 

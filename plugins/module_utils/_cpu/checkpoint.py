@@ -23,7 +23,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settin
 
 __all__ = ["CPU_STATE_FILE_NAME", "MAX_CPU_STATE_BYTES", "CORRUPTED", "CpuState", "RestoreError", "restore", "v2_checksum", "accepted_checksums",
            "data_checksum",
-           "assigned_cpus", "struct_field", "is_v4"]
+           "assigned_cpus", "recorded_cpus", "struct_field", "is_v4"]
 
 MAX_CPU_STATE_BYTES = 4 * 1024 * 1024
 CORRUPTED = "checkpoint is corrupted"  # checkpointmanager/errors ErrCorruptCheckpoint
@@ -316,3 +316,8 @@ def restore(raw: bytes, policy: str, minor: int, baselines_on: bool = False) -> 
 def assigned_cpus(state: CpuState) -> FrozenSet[int]:
     """Every CPU an exclusive entry holds."""
     return frozenset(cpu for containers in state.entries.values() for cpus in containers.values() for cpu in cpus)
+
+
+def recorded_cpus(state: CpuState) -> FrozenSet[int]:
+    """Every CPU the file records: the shared pool and the exclusive entries."""
+    return state.default | assigned_cpus(state)
