@@ -192,7 +192,7 @@ written_layout:
   type: str
 cpu_written_layout:
   description:
-    - The layout of C(cpu_manager_state) written (C(v2) or C(v4), the file's own), with only C(defaultCpuSet) re-derived.
+    - The layout of C(cpu_manager_state) written (C(v2), C(v3) or C(v4), the file's own), with only C(defaultCpuSet) re-derived.
   returned: state=repaired and the verdict is cpu_default_set_stale
   type: str
 cpu_backup_file:

@@ -39,6 +39,8 @@ __all__ = [
     "cpu_v2_checksum",
     "cpu_data_checksum",
     "cpu_checkpoint_v2",
+    "cpu_checkpoint_v3",
+    "cpu_v3_checksum",
     "cpu_checkpoint_v4",
     "write_cpu_checkpoint",
     "read_cpu_checkpoint",
@@ -142,6 +144,34 @@ def cpu_v2_checksum(policy: str, default: str, entries: Optional[Entries] = None
     return deep_hash(value)
 
 
+def cpu_v3_checksum(policy: str, default: str, entries: Optional[Entries], pod_entries: Mapping[str, str]) -> int:
+    """v1.36's v3 checksum (``PodLevelResourceManagers`` on): ``checksum.New(&CPUManagerCheckpoint{..., PodEntries,
+    Checksum: 0})``; a ``PodEntry`` holds a ``cpuset.CPUSet``, whose only field is ``elems map[int]struct{}``."""
+    nested = [(pod, GoMap("map[string]string", [(name, GoScalar("string", cpus)) for name, cpus in containers.items()]))
+              for pod, containers in (entries or {}).items()]
+    pods = [(pod, GoStruct("state.PodEntry", [("CPUSet", GoStruct("cpuset.CPUSet", [
+        ("elems", GoMap("map[int]struct {}", [(cpu, GoStruct("struct {}", [])) for cpu in parse_cpu_list(cpus)]))]))]))
+        for pod, cpus in pod_entries.items()]
+    name = "state.CPUManagerCheckpoint"
+    return deep_hash(GoPtr(name, GoStruct(name, [
+        ("PolicyName", GoScalar("string", policy)), ("DefaultCPUSet", GoScalar("string", default)),
+        ("Entries", GoMap("map[string]map[string]string", nested)), ("PodEntries", GoMap("state.PodCPUAssignments", pods)),
+        ("Checksum", GoScalar("checksum.Checksum", 0))])))
+
+
+def _pod_entries_json(pod_entries: Mapping[str, str]) -> str:
+    return "{%s}" % ",".join("%s:{%s}" % (marshal_string(pod), '"cpuSet":' + marshal_string(cpus) if cpus else "")
+                             for pod, cpus in sorted(pod_entries.items()))
+
+
+def cpu_checkpoint_v3(policy: str, default: str, entries: Optional[Entries], pod_entries: Mapping[str, str], checksum: Optional[int] = None) -> bytes:
+    """v1.36's ``CPUManagerCheckpoint.MarshalCheckpoint`` with ``PodLevelResourceManagers`` on: the v2 fields, then
+    ``podEntries`` (omitempty), then the v3 checksum; ``checksum`` overrides it."""
+    value = cpu_v3_checksum(policy, default, entries, pod_entries) if checksum is None else checksum
+    pods = ',"podEntries":' + _pod_entries_json(pod_entries) if pod_entries else ""
+    return ("{%s%s,\"checksum\":%d}" % (_v2_fields(policy, default, entries), pods, value)).encode("utf-8")
+
+
 def cpu_data_checksum(data: str) -> int:
     """``checksum.New(cp.Data)``: go-spew prints a Go string as ``(string)`` and its raw bytes."""
     return fnv1a_32(b"(string)" + data.encode("utf-8"))
@@ -167,9 +197,10 @@ def cpu_checkpoint_v2(policy: str, default: str, entries: Optional[Entries] = No
     return ("{%s,\"checksum\":%d}" % (_v2_fields(policy, default, entries), value)).encode("utf-8")
 
 
-def cpu_data(policy: str, default: str, entries: Optional[Entries] = None) -> str:
-    """The JSON of ``CPUManagerCheckpointData`` (podEntries and baselines empty: omitted)."""
-    return "{%s}" % _v2_fields(policy, default, entries)
+def cpu_data(policy: str, default: str, entries: Optional[Entries] = None, pod_entries: Optional[Mapping[str, str]] = None) -> str:
+    """The JSON of ``CPUManagerCheckpointData`` (podEntries, then baselines: omitted when empty)."""
+    pods = ',"podEntries":' + _pod_entries_json(pod_entries) if pod_entries else ""
+    return "{%s%s}" % (_v2_fields(policy, default, entries), pods)
 
 
 def cpu_checkpoint_v4(policy: str, default: str, entries: Optional[Entries] = None, data: Optional[str] = None,

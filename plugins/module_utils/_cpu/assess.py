@@ -32,9 +32,15 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, replace
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CpuState, assigned_cpus, recorded_cpus
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import (
+    CpuState,
+    pinned_cpus,
+    pod_entries_of,
+    pod_level_cpus,
+    recorded_cpus,
+)
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.rewrite import CpuRewrite, rewrite_default_set
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.start import CpuStart, cpu_manager_start
@@ -88,24 +94,36 @@ def verdict_of(cls: str, kubelet_starts: bool) -> Optional[str]:
 # --------------------------------------------------------------------------- the classes, one predicate each
 
 
+def _pinnings(state: CpuState) -> Tuple[Tuple[str, FrozenSet[int]], ...]:
+    """``(pod, CPUs)`` for every exclusive entry and every restored pod-level entry (a pod's containers share its
+    pod-level CPUs: policy_static.go allocatePodForAdd)."""
+    both = (state.entries, pod_entries_of(state))
+    return tuple((pod, cpus) for entries in both for pod, containers in entries.items() for cpus in containers.values())
+
+
 def pods_holding(state: CpuState, cpus: FrozenSet[int]) -> Tuple[str, ...]:
-    return tuple(sorted(pod for pod, containers in state.entries.items() if any(held & cpus for held in containers.values())))
+    return tuple(sorted({pod for pod, held in _pinnings(state) if held & cpus}))
 
 
 def cpus_claimed_twice(state: CpuState) -> FrozenSet[int]:
     """CPUs held by two different pods (kubelet never compares entries: only corruption makes this)."""
     owners: Dict[int, set] = {}
-    for pod, containers in state.entries.items():
-        for cpus in containers.values():
-            for cpu in cpus:
-                owners.setdefault(cpu, set()).add(pod)
+    for pod, cpus in _pinnings(state):
+        for cpu in cpus:
+            owners.setdefault(cpu, set()).add(pod)
     return frozenset(cpu for cpu, pods in owners.items() if len(pods) > 1)
 
 
 def rederive_default(start: CpuStart, state: CpuState) -> FrozenSet[int]:
-    """The only derived field, from the facts: online - assigned; under strict-cpu-reservation, less reserved too."""
+    """The only derived field, from the facts: online - pinned (the entries' and the restored pod-level entries' CPUs);
+    under strict-cpu-reservation, less reserved too."""
     available = start.online - start.reserved if start.strict else start.online
-    return available - assigned_cpus(state)
+    return available - pinned_cpus(state)
+
+
+def _unrestored_pod_cpus(state: CpuState) -> FrozenSet[int]:
+    """CPUs of pod-level entries the file holds but kubelet does not restore (``PodLevelResourceManagers`` turned off)."""
+    return frozenset() if state.pod_level else frozenset(cpu for cpus in state.pod_entries.values() for cpu in cpus)
 
 
 def _reserved_config_changed(start: CpuStart, state: CpuState, explicit: bool, unrecorded: FrozenSet[int], gone: FrozenSet[int]) -> bool:
@@ -122,7 +140,7 @@ def _reserved_config_changed(start: CpuStart, state: CpuState, explicit: bool, u
 
 def _drift_class(start: CpuStart, state: CpuState, explicit_reserved: bool) -> Tuple[str, Tuple[str, ...], Optional[FrozenSet[int]]]:
     """``(class, pods named, re-derived default)`` of a file kubelet's validateState refuses."""
-    assigned = assigned_cpus(state)
+    assigned = pinned_cpus(state)
     gone = recorded_cpus(state) - start.online
     unrecorded = unrecorded_cpus(start)
     if assigned & gone:
@@ -134,7 +152,10 @@ def _drift_class(start: CpuStart, state: CpuState, explicit_reserved: bool) -> T
     if state.default & assigned:
         return "default_overlaps_assignment", pods_holding(state, state.default & assigned), None
     default = rederive_default(start, state)
-    if rules.validate_state(start.online, start.reserved, start.strict, default, state.entries):
+    if default & _unrestored_pod_cpus(state):
+        # The file's pod-level CPUs would join the shared pool: the gate was turned off since kubelet wrote them.
+        return "config_changed", pods_holding(replace(state, pod_level=True), default), None
+    if rules.validate_state(start.online, start.reserved, start.strict, default, state.entries, pod_level_cpus(state)):
         return "no_shared_cpu_left", (), None
     return ("shared_cpus_offline" if gone else "cpus_unrecorded"), (), default
 
@@ -142,7 +163,7 @@ def _drift_class(start: CpuStart, state: CpuState, explicit_reserved: bool) -> T
 def _class_of(start: CpuStart, cpu_explicit: bool) -> Tuple[str, Tuple[str, ...], Optional[FrozenSet[int]]]:
     if start.stage == "unknown":
         return ("unsupported_layout" if not start.restore_modelled else "unknown"), (), None
-    if start.stage == "construct":
+    if start.stage in ("config", "construct"):
         return "kubelet_config_refused", (), None
     if start.stage == "restore":
         return ("config_changed" if "differs from state checkpoint policy" in (start.error or "") else "corrupt"), (), None
@@ -169,7 +190,8 @@ _WHAT = {
                            "%(rederived)s keeps every entry",
     "assigned_cpu_offline": "assigned CPUs %(assigned_gone)s are offline or gone: pods %(pods)s lost exclusive CPUs",
     "reserved_overlaps_assignment": "reserved CPUs %(reserved)s overlap the exclusive CPUs of pods %(pods)s",
-    "config_changed": "the CPU manager's configuration changed since %(file)s was written (policy, options or reserved CPUs)",
+    "config_changed": "the CPU manager's configuration changed since %(file)s was written (policy, options, reserved CPUs, or "
+                      "PodLevelResourceManagers turned off under pod-level entries)%(named)s",
     "default_overlaps_assignment": "defaultCpuSet holds exclusive CPUs of pods %(pods)s",
     "no_shared_cpu_left": "strict-cpu-reservation leaves no shared CPU once every entry is kept (kubernetes#141196)",
     "corrupt": "%(file)s cannot be trusted: kubelet's restore refuses it",
@@ -192,8 +214,9 @@ def _message(cls: str, start: Optional[CpuStart], pods: Sequence[str], rederived
     state = start.state if start else None
     recorded = recorded_cpus(state) if state else frozenset()
     online = start.online if start else frozenset()
-    values = {"file": path, "pods": ", ".join(pods), "rederived": '"%s"' % format_cpuset(rederived or ()),
-              "gone": format_cpuset(recorded - online), "assigned_gone": format_cpuset((assigned_cpus(state) if state else frozenset()) - online),
+    values = {"file": path, "pods": ", ".join(pods), "named": ": pods %s" % ", ".join(pods) if pods else "",
+              "rederived": '"%s"' % format_cpuset(rederived or ()),
+              "gone": format_cpuset(recorded - online), "assigned_gone": format_cpuset((pinned_cpus(state) if state else frozenset()) - online),
               "reserved": format_cpuset(start.reserved if start else ()),
               "unrecorded": format_cpuset(unrecorded_cpus(start) if start else ()),
               "twice": format_cpuset(cpus_claimed_twice(state)) if state else "", "moved": format_cpuset(moved), "when": when,
@@ -255,10 +278,11 @@ def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology
                               for release in _releases(settings)]
     start, (cls, pods, rederived) = _speaking_release(starts, bool(cpu.reserved_system_cpus))
     state = start.state
-    compared = cls in _KEPT_PINNING and state is not None and bool(state.entries) and topology is not None
+    pinned = pinned_cpus(state) if state is not None else frozenset()
+    compared = cls in _KEPT_PINNING and bool(pinned) and topology is not None
     if compared and isinstance(record, str):
         return CpuAssessment("unknown", "cpu_manager_unknown", _message("unknown", None, (), None, path, (record,)), start, problems=(record,))
-    moved = moved_cpus(record, topology, state.entries) if compared and isinstance(record, TopologyRecord) else frozenset()
+    moved = moved_cpus(record, topology, pinned) if compared and isinstance(record, TopologyRecord) else frozenset()
     if moved:
         cls, pods, rederived = "assigned_cpu_moved", pods_holding(state, moved), None
     message = _message(cls, start, pods, rederived, path, (), moved, _when(record) if isinstance(record, TopologyRecord) else "", record_path)

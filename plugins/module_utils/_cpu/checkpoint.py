@@ -4,16 +4,18 @@
 """``cpu_manager_state`` as the CPU manager's state package restores it, release by release.
 
 :func:`restore` is kubelet's ``stateCheckpoint.restoreState`` (pkg/kubelet/cm/cpumanager/state/state_checkpoint.go)
-up to the cpusets it parses: the layout the release reads (v1.34-v1.36: the top-level v2 fields; v1.37: the ``data``
-string of a v4 file, else the v2 fields), the checksum it verifies, the policy name, each cpuset. It says what kubelet
-restores, or the error kubelet's restore returns (``RestoreError.text``, kubelet's inner text), or that the file is in
-a layout this collection does not model (``RestoreError.modelled`` false: v1 entries keyed by container id, v3
-``podEntries``). Pure, stdlib only, Python >= 3.9.
+up to the cpusets it parses: the layout the release reads (v1.34-v1.36: the top-level v2 fields, v1.36 with
+``PodLevelResourceManagers`` the v3 fields first; v1.37: the ``data`` string of a v4 file, else the v3 fields, else the
+v2 ones), the checksum it verifies, the policy name, each cpuset, and the pod-level ``podEntries`` kubelet restores with
+``PodLevelResourceManagers`` on. It says what kubelet restores, or the error kubelet's restore returns
+(``RestoreError.text``, kubelet's inner text), or that the file is in a layout this collection does not model
+(``RestoreError.modelled`` false: v1 entries keyed by container id, which v1.34-v1.36 migrate through the runtime's
+containers). Pure, stdlib only, Python >= 3.9.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, Iterator, Mapping, Union
+from typing import Any, Dict, FrozenSet, Iterator, Mapping, Optional, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import UINT64_MAX, load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
@@ -21,19 +23,21 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gospew import GoMap, GoPtr, GoScalar, GoStruct, deep_hash, fnv1a_32
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_STATE_FILE_NAME, go_quote
 
-__all__ = ["CPU_STATE_FILE_NAME", "MAX_CPU_STATE_BYTES", "CORRUPTED", "CpuState", "RestoreError", "restore", "v2_checksum", "accepted_checksums",
-           "data_checksum",
-           "assigned_cpus", "recorded_cpus", "struct_field", "is_v4"]
+__all__ = ["CPU_STATE_FILE_NAME", "MAX_CPU_STATE_BYTES", "CORRUPTED", "CpuState", "RestoreError", "restore", "v2_checksum", "v3_checksum",
+           "accepted_checksums", "data_checksum", "assigned_cpus", "pod_level_cpus", "pinned_cpus", "recorded_cpus", "struct_field", "is_v4",
+           "pod_entries_of", "decode_pod_entries", "v3_reader_checksums"]
 
 MAX_CPU_STATE_BYTES = 4 * 1024 * 1024
 CORRUPTED = "checkpoint is corrupted"  # checkpointmanager/errors ErrCorruptCheckpoint
 Entries = Dict[str, Dict[str, str]]
+PodEntries = Dict[str, str]  # pod -> its pod-level CPUs, as text (``podEntries``: ``{"<pod>": {"cpuSet": "<cpus>"}}``)
 
 
 class CpuState(Record, frozen=True):
     """What kubelet restored: the layout it read, the policy name, ``defaultCpuSet`` and the exclusive entries
     (pod -> container -> CPUs), as text and as sets; ``checksum_zero``: the v2 checksum was 0, which kubelet takes
-    unverified ("compat with old file backend")."""
+    unverified ("compat with old file backend"); the pod-level ``podEntries`` of the layout read (v3, v4), as text and
+    as sets, and ``pod_level``: kubelet restores and counts them (``PodLevelResourceManagers`` on)."""
 
     layout: str
     policy_name: str
@@ -42,6 +46,9 @@ class CpuState(Record, frozen=True):
     default: FrozenSet[int]
     entries: Dict[str, Dict[str, FrozenSet[int]]]
     checksum_zero: bool
+    pod_entries_text: PodEntries = factory(dict)
+    pod_entries: Dict[str, FrozenSet[int]] = factory(dict)
+    pod_level: bool = False
 
 
 class RestoreError(Record, frozen=True):
@@ -59,19 +66,34 @@ class _Parts(Record, frozen=True):
     entries: Entries
     checksum_zero: bool = False
     baselines: Entries = factory(dict)  # v1.37's data part: pod -> container -> baseline CPUs, as text
+    pod_entries: PodEntries = factory(dict)  # v3 and v4: pod -> pod-level CPUs, as text
+    pod_sets: Dict[str, FrozenSet[int]] = factory(dict)  # ... as the decoder parsed them (PodEntry.UnmarshalJSON)
 
 
 LEGACY_TYPE = "state.CPUManagerCheckpoint"  # the name every release's fallback hashes under (strings.Replace of V1/V2/V3)
 
 
-def _struct_checksum(type_name: str, policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], pod_entries: bool = False) -> int:
+def _pod_entries_value(pod_sets: Optional[Mapping[str, FrozenSet[int]]]) -> GoMap:
+    """``PodCPUAssignments`` as go-spew dumps it: pod -> ``PodEntry{CPUSet: cpuset.CPUSet{elems: map[int]struct{}}}``
+    (state/state.go; k8s.io/utils/cpuset); None: a nil map (``"podEntries": null``)."""
+    if pod_sets is None:
+        return GoMap("state.PodCPUAssignments", None)
+    return GoMap("state.PodCPUAssignments", [
+        (pod, GoStruct("state.PodEntry", [("CPUSet", GoStruct("cpuset.CPUSet", [
+            ("elems", GoMap("map[int]struct {}", [(cpu, GoStruct("struct {}", [])) for cpu in cpus]))]))]))
+        for pod, cpus in pod_sets.items()])
+
+
+def _struct_checksum(type_name: str, policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], pod_entries: bool = False,
+                     pod_sets: Optional[Mapping[str, FrozenSet[int]]] = None) -> int:
     """FNV-1a 32 of ``dump.ForHash`` (go-spew ``%#v``) of a v2-shaped checkpoint struct with ``Checksum: 0`` under
-    ``type_name`` (``entries`` is never nil: ``map[]`` when empty); ``pod_entries``: v3's empty ``PodEntries`` too."""
+    ``type_name`` (``entries`` is never nil: ``map[]`` when empty); ``pod_entries``: the v3 struct, with its
+    ``PodEntries`` (``pod_sets``; empty: ``map[]``, as ``newCPUManagerCheckpointV3`` makes it)."""
     nested = [(pod, GoMap("map[string]string", [(name, GoScalar("string", cpus)) for name, cpus in containers.items()]))
               for pod, containers in entries.items()]
     fields = [("PolicyName", GoScalar("string", policy_name)), ("DefaultCPUSet", GoScalar("string", default)),
               ("Entries", GoMap("map[string]map[string]string", nested))]
-    fields += [("PodEntries", GoMap("state.PodCPUAssignments", []))] if pod_entries else []
+    fields += [("PodEntries", _pod_entries_value({} if pod_sets is None else pod_sets))] if pod_entries else []
     return deep_hash(GoPtr(type_name, GoStruct(type_name, fields + [("Checksum", GoScalar("checksum.Checksum", 0))])))
 
 
@@ -89,22 +111,40 @@ def _v1_checksum(policy_name: str, default: str) -> int:
     return deep_hash(GoPtr(LEGACY_TYPE, GoStruct(LEGACY_TYPE, fields)))
 
 
+def v3_checksum(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], pod_sets: Mapping[str, FrozenSet[int]]) -> int:
+    """The v3 struct's checksum under the legacy name: what v1.36's ``CPUManagerCheckpoint.MarshalCheckpoint`` writes
+    (``PodLevelResourceManagers`` on), and what v1.37's v3 reader verifies after its own name."""
+    return _struct_checksum(LEGACY_TYPE, policy_name, default, entries, pod_entries=True, pod_sets=pod_sets)
+
+
+def _v2_reader_checksums(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], minor: int, pod_level: bool) -> Iterator[int]:
+    """``CPUManagerCheckpointV2.VerifyChecksum`` (non-zero): the legacy name at every release; v1.36 and v1.37 first
+    under ``CPUManagerCheckpointV2``, unless ``PodLevelResourceManagers`` is on (checkpoint.go); v1.34-v1.36 then try
+    the v1 reader, which reads a file without entries (state_checkpoint.go, loadAndMigrateCheckpointV2)."""
+    yield _struct_checksum(LEGACY_TYPE, policy_name, default, entries)
+    if minor >= 36 and not pod_level:
+        yield _struct_checksum("state.CPUManagerCheckpointV2", policy_name, default, entries)
+    if minor <= 36 and not entries:
+        yield _v1_checksum(policy_name, default)
+
+
+def v3_reader_checksums(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], minor: int,
+                        pod_sets: Optional[Mapping[str, FrozenSet[int]]]) -> Iterator[int]:
+    """The v3 struct's ``VerifyChecksum`` (no zero exemption): v1.36's ``CPUManagerCheckpoint`` is the v3 struct, under the
+    legacy name only; v1.37's ``CPUManagerCheckpointV3`` under its own name, then the legacy one."""
+    names = ("state.CPUManagerCheckpointV3", LEGACY_TYPE) if minor >= 37 else (LEGACY_TYPE,)
+    for name in names:
+        yield _struct_checksum(name, policy_name, default, entries, pod_entries=True, pod_sets=pod_sets)
+
+
 def accepted_checksums(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], minor: int) -> Iterator[int]:
     """The non-zero checksums release 1.``minor`` accepts on a v2-shaped file (no ``data``, no ``podEntries``), with
     ``PodLevelResourceManagers`` off (state_checkpoint.go, checkpoint.go), computed one at a time, the legacy one that
-    every release writes up to v1.36 first (``stored in accepted_checksums(...)`` stops at the first match). Every
-    release accepts the v2 struct under the legacy name (v1.34/v1.35's ``CPUManagerCheckpointV2`` is an alias of
-    ``CPUManagerCheckpoint``); v1.36 and v1.37 also under ``CPUManagerCheckpointV2``; v1.37 falls back from v4 to v3
-    first (``CPUManagerCheckpointV3`` with an empty ``PodEntries``, and the legacy name); v1.34-v1.36 also try the v1
-    reader, which reads a file without entries."""
-    yield _struct_checksum(LEGACY_TYPE, policy_name, default, entries)
-    if minor >= 36:
-        yield _struct_checksum("state.CPUManagerCheckpointV2", policy_name, default, entries)
+    every release writes up to v1.36 first (``stored in accepted_checksums(...)`` stops at the first match): the v2
+    reader's (:func:`_v2_reader_checksums`), and at v1.37 its v3 reader's before them, with an empty ``PodEntries``."""
+    yield from _v2_reader_checksums(policy_name, default, entries, minor, pod_level=False)
     if minor >= 37:
-        for name in ("state.CPUManagerCheckpointV3", LEGACY_TYPE):
-            yield _struct_checksum(name, policy_name, default, entries, pod_entries=True)
-    if minor <= 36 and not entries:
-        yield _v1_checksum(policy_name, default)
+        yield from v3_reader_checksums(policy_name, default, entries, minor, {})
 
 
 def data_checksum(data: str) -> int:
@@ -161,6 +201,34 @@ def _entries(value: Any, where: str) -> Entries:
     return out
 
 
+def _pod_entry(value: Any) -> str:
+    """``PodEntry.UnmarshalJSON`` (state/state.go) up to the parse: the entry decoded as ``podEntryJSON`` (null leaves it
+    empty), its ``cpuSet`` text."""
+    if value is None:
+        return ""
+    if not isinstance(value, dict):
+        raise ValueError("json: cannot unmarshal %s into Go value of type state.podEntryJSON" % _json_kind(value))
+    return _string(struct_field(value, "cpuSet"), "podEntryJSON.cpuSet")
+
+
+def decode_pod_entries(value: Any, where: str = "CPUManagerCheckpointV3") -> Tuple[PodEntries, Optional[Dict[str, FrozenSet[int]]]]:
+    """``podEntries`` (``PodCPUAssignments``) as encoding/json decodes it: each entry's ``cpuSet`` parsed by
+    ``PodEntry.UnmarshalJSON`` (``failed to parse cpuset: ...``); the texts, and the sets (None: a null map)."""
+    if value is None:
+        return {}, None
+    if not isinstance(value, dict):
+        raise ValueError("json: cannot unmarshal %s into Go struct field %s.podEntries of type state.PodCPUAssignments" % (_json_kind(value), where))
+    texts: PodEntries = {}
+    sets: Dict[str, FrozenSet[int]] = {}
+    for pod, entry in value.items():
+        texts[pod] = _pod_entry(entry)
+        try:
+            sets[pod] = parse_cpuset(texts[pod])
+        except CpuSetError as error:
+            raise ValueError("failed to parse cpuset: %s" % error) from None
+    return texts, sets
+
+
 def _object(text: Union[str, bytes], type_name: str) -> Dict[str, Any]:
     try:
         document = load_json(text)
@@ -182,31 +250,44 @@ def _is_v1(document: Mapping[str, Any]) -> bool:
     return isinstance(entries, dict) and any(isinstance(value, str) for value in entries.values())
 
 
-def _has_pod_entries(document: Mapping[str, Any]) -> bool:
-    return bool(struct_field(document, "podEntries"))
-
-
 # --------------------------------------------------------------------------- the releases' readers
 
 
-def _verified_v2(document: Mapping[str, Any], minor: int) -> _Parts:
-    """The v2 reader (v1.34-v1.37): a checksum of 0 is taken unverified; a mismatch is ``checkpoint is corrupted``,
-    except at v1.36, whose fallback to v1 returns the v1 attempt's error ("Return the last error we got"): a file with
-    entries does not unmarshal as v1, whose entries map a container id to a string."""
+def _verified_v2(document: Mapping[str, Any], minor: int, pod_level: bool = False) -> _Parts:
+    """The v2 reader (v1.34-v1.37; ``podEntries`` is no field of its struct): a checksum of 0 is taken unverified; a
+    mismatch is ``checkpoint is corrupted``, except at v1.36, whose fallback to v1 returns the v1 attempt's error
+    ("Return the last error we got"): a file with entries does not unmarshal as v1, whose entries map a container id
+    to a string."""
     parts = _v2_parts(document)
     stored = _checksum(struct_field(document, "checksum"), "CPUManagerCheckpointV2.checksum")
     if stored == 0:
         return _Parts(parts.layout, parts.policy_name, parts.default, parts.entries, checksum_zero=True)
-    if stored not in accepted_checksums(parts.policy_name, parts.default, parts.entries, minor):
+    if stored not in _v2_reader_checksums(parts.policy_name, parts.default, parts.entries, minor, pod_level):
         if minor == 36 and parts.entries:
             raise ValueError("json: cannot unmarshal object into Go struct field CPUManagerCheckpointV1.entries of type string")
         raise ValueError(CORRUPTED)
     return parts
 
 
+def _v3_parts(document: Mapping[str, Any], minor: int) -> Optional[_Parts]:
+    """The v3 reader (v1.36 with ``PodLevelResourceManagers`` on, v1.37 without ``data``): the v3 struct decoded,
+    ``podEntries`` included, and its checksum verified, 0 included (:func:`v3_reader_checksums`); None where it
+    refuses the file, from which kubelet falls back to the v2 reader (state_checkpoint.go, loadAndMigrateCheckpointV3)."""
+    where = "CPUManagerCheckpointV3" if minor >= 37 else "CPUManagerCheckpoint"
+    try:
+        parts = _v2_parts(document, "v3")
+        pod_entries, pod_sets = decode_pod_entries(struct_field(document, "podEntries"), where)
+        stored = _checksum(struct_field(document, "checksum"), where + ".checksum")
+    except ValueError:
+        return None
+    if stored not in v3_reader_checksums(parts.policy_name, parts.default, parts.entries, minor, pod_sets):
+        return None
+    return _Parts("v3", parts.policy_name, parts.default, parts.entries, pod_entries=pod_entries, pod_sets=pod_sets or {})
+
+
 def _v4_parts(document: Mapping[str, Any]) -> _Parts:
-    """v1.37's v4 reader: ``data`` unmarshalled, then ``dataChecksum`` verified over it; never a fallback once
-    ``data`` or ``dataChecksum`` is set (state_checkpoint.go loadAndMigrateCheckpointV4)."""
+    """v1.37's v4 reader: ``data`` unmarshalled (``podEntries`` and ``baselines`` too), then ``dataChecksum`` verified
+    over it; never a fallback once ``data`` or ``dataChecksum`` is set (state_checkpoint.go loadAndMigrateCheckpointV4)."""
     try:  # UnmarshalCheckpoint decodes the whole file first: the v2 part's types too, though v1.37 then reads only data
         _v2_parts(document)
         _checksum(struct_field(document, "checksum"), "CPUManagerCheckpoint.checksum")
@@ -214,22 +295,21 @@ def _v4_parts(document: Mapping[str, Any]) -> _Parts:
         raise ValueError("could not load v4 checkpoint: failed to deserialize cpu manager checkpoint: %s" % error) from None
     data = _string(struct_field(document, "data"), "CPUManagerCheckpoint.data")
     stored = _checksum(struct_field(document, "dataChecksum"), "CPUManagerCheckpoint.dataChecksum")
-    try:
+    where = "CPUManagerCheckpointData"
+    try:  # then data into CPUManagerCheckpointData: a PodEntry's own decoder stops at its error, before the checksum
         inner = _object(data, "state.CPUManagerCheckpointData")
+        pod_entries, pod_sets = decode_pod_entries(struct_field(inner, "podEntries"), where)
     except ValueError as error:
         raise ValueError("could not load v4 checkpoint: failed to deserialize cpu manager checkpoint data: %s" % error) from None
     if stored != data_checksum(data):
         raise ValueError("could not load v4 checkpoint: " + CORRUPTED)
-    where = "CPUManagerCheckpointData"
-    if struct_field(inner, "podEntries"):
-        raise _NotModelled("a v4 data part with podEntries (PodLevelResourceManagers), which this collection does not read")
     try:
         baselines = _baselines(struct_field(inner, "baselines"))
     except ValueError as error:
         raise ValueError("could not load v4 checkpoint: failed to deserialize cpu manager checkpoint data: %s" % error) from None
     return _Parts("v4", _string(struct_field(inner, "policyName"), where + ".policyName"),
                   _string(struct_field(inner, "defaultCpuSet"), where + ".defaultCpuSet"), _entries(struct_field(inner, "entries"), where),
-                  baselines=baselines)
+                  baselines=baselines, pod_entries=pod_entries, pod_sets=pod_sets or {})
 
 
 class _NotModelled(ValueError):
@@ -258,29 +338,31 @@ def is_v4(document: Mapping[str, Any]) -> bool:
     return bool(struct_field(document, "data")) or struct_field(document, "dataChecksum") not in (None, 0)
 
 
-def _read_parts(raw: bytes, minor: int) -> Union[_Parts, RestoreError]:
+def _read_parts(raw: bytes, minor: int, pod_level: bool) -> Union[_Parts, RestoreError]:
+    """The reader chain of release 1.``minor`` (``pod_level``: ``PodLevelResourceManagers`` on): v4, v3, v2 (v1)."""
     try:
         document = _object(raw, "state.CPUManagerCheckpointV2")
     except ValueError as error:
         return RestoreError(str(error))
     # A v1 file's entries map container ids, which kubelet up to v1.36 migrates through the runtime's containers (not
     # judged here); v1.37 has no v1 reader, and its v2 reader refuses their strings.
-    if (_is_v1(document) and minor < 37) or _has_pod_entries(document):
-        return RestoreError("a %s layout, which this collection does not read" % ("v1 (entries keyed by container id)" if _is_v1(document)
-                                                                                  else "v3 (podEntries)"), modelled=False)
+    if _is_v1(document) and minor < 37:
+        return RestoreError("a v1 layout (entries keyed by container id), which this collection does not read", modelled=False)
     try:
         if minor >= 37 and is_v4(document):
             return _v4_parts(document)
-        return _verified_v2(document, minor)
+        v3 = _v3_parts(document, minor) if minor >= 37 or (minor == 36 and pod_level) else None
+        return v3 or _verified_v2(document, minor, pod_level)
     except _NotModelled as error:
         return RestoreError(str(error), modelled=False)
     except ValueError as error:
         return RestoreError(str(error))
 
 
-def _parsed(parts: _Parts, policy: str, minor: int, baselines_on: bool = False) -> Union[CpuState, RestoreError]:
+def _parsed(parts: _Parts, policy: str, minor: int, baselines_on: bool = False, pod_level: bool = False) -> Union[CpuState, RestoreError]:
     """restoreState's checks after the load: the policy name, then ``defaultCpuSet``, then each entry, then (v1.37 with
-    ``InPlacePodVerticalScalingExclusiveCPUs`` on: ``baselines_on``) each baseline."""
+    ``InPlacePodVerticalScalingExclusiveCPUs`` on: ``baselines_on``) each baseline; the pod-level entries (parsed as
+    they were decoded) are restored with ``PodLevelResourceManagers`` on (``pod_level``)."""
     if parts.policy_name != policy:
         return RestoreError("configured policy %s differs from state checkpoint policy %s" % (go_quote(policy), go_quote(parts.policy_name)))
     try:
@@ -301,16 +383,18 @@ def _parsed(parts: _Parts, policy: str, minor: int, baselines_on: bool = False) 
             except CpuSetError as error:
                 return RestoreError("could not parse Baseline cpuset %s for container %s in pod %s: %s" % (
                     go_quote(text), go_quote(name), go_quote(pod), error))
-    return CpuState(parts.layout, parts.policy_name, parts.default, parts.entries, default, entries, parts.checksum_zero)
+    return CpuState(parts.layout, parts.policy_name, parts.default, parts.entries, default, entries, parts.checksum_zero,
+                    parts.pod_entries, parts.pod_sets, pod_level)
 
 
-def restore(raw: bytes, policy: str, minor: int, baselines_on: bool = False) -> Union[CpuState, RestoreError]:
+def restore(raw: bytes, policy: str, minor: int, baselines_on: bool = False, pod_level: bool = False) -> Union[CpuState, RestoreError]:
     """What kubelet 1.``minor`` restores from ``raw`` with the configured CPU manager ``policy`` (``static``, ``none``);
-    ``baselines_on``: the ``InPlacePodVerticalScalingExclusiveCPUs`` gate (v1.37 parses each baseline)."""
-    parts = _read_parts(raw, minor)
+    ``baselines_on``: the ``InPlacePodVerticalScalingExclusiveCPUs`` gate (v1.37 parses each baseline); ``pod_level``:
+    the ``PodLevelResourceManagers`` gate (v1.36: the v3 reader first; v1.36 and v1.37 restore ``podEntries``)."""
+    parts = _read_parts(raw, minor, pod_level and minor >= 36)
     if isinstance(parts, RestoreError):
         return parts
-    return _parsed(parts, policy, minor, baselines_on)
+    return _parsed(parts, policy, minor, baselines_on, pod_level and minor >= 36)
 
 
 def assigned_cpus(state: CpuState) -> FrozenSet[int]:
@@ -318,6 +402,22 @@ def assigned_cpus(state: CpuState) -> FrozenSet[int]:
     return frozenset(cpu for containers in state.entries.values() for cpus in containers.values() for cpu in cpus)
 
 
+def pod_level_cpus(state: CpuState) -> FrozenSet[int]:
+    """Every CPU a pod-level entry holds, where kubelet restores them (``PodLevelResourceManagers`` on)."""
+    return frozenset(cpu for cpus in state.pod_entries.values() for cpu in cpus) if state.pod_level else frozenset()
+
+
+def pinned_cpus(state: CpuState) -> FrozenSet[int]:
+    """Every CPU kubelet holds for a pod: the exclusive entries and the restored pod-level ones."""
+    return assigned_cpus(state) | pod_level_cpus(state)
+
+
+def pod_entries_of(state: CpuState) -> Dict[str, Dict[str, FrozenSet[int]]]:
+    """The restored pod-level entries shaped as entries (pod -> "" -> CPUs), to be named and compared with them."""
+    return {pod: {"": cpus} for pod, cpus in state.pod_entries.items()} if state.pod_level else {}
+
+
 def recorded_cpus(state: CpuState) -> FrozenSet[int]:
-    """Every CPU the file records: the shared pool and the exclusive entries."""
-    return state.default | assigned_cpus(state)
+    """Every CPU the file records as kubelet counts them (validateState): the shared pool, the exclusive entries and
+    the restored pod-level entries."""
+    return state.default | pinned_cpus(state)

@@ -208,21 +208,24 @@ def entries_outside_default(default: FrozenSet[int], assignments: Assignments) -
     return None
 
 
-def state_covers_online(available: FrozenSet[int], default: FrozenSet[int], assignments: Assignments) -> Optional[str]:
-    """Check 3: the shared pool and the entries together are exactly the available CPUs (the online ones, less the
-    reserved ones under strict-cpu-reservation)."""
-    known = default.union(*(cpus for containers in assignments.values() for cpus in containers.values()))
+def state_covers_online(available: FrozenSet[int], default: FrozenSet[int], assignments: Assignments,
+                        pod_level: FrozenSet[int] = frozenset()) -> Optional[str]:
+    """Check 3: the shared pool, the entries and (``PodLevelResourceManagers`` on, v1.36+) the pod-level entries
+    (``pod_level``, their CPUs) together are exactly the available CPUs (the online ones, less the reserved ones under
+    strict-cpu-reservation)."""
+    known = default.union(*(cpus for containers in assignments.values() for cpus in containers.values())) | pod_level
     if known == available:
         return None
     return "current set of available CPUs %s doesn't match with CPUs in state %s" % (_q(available), _q(known))
 
 
 def validate_state(online: FrozenSet[int], reserved: FrozenSet[int], strict: bool, default: FrozenSet[int],
-                   assignments: Dict[str, Dict[str, FrozenSet[int]]]) -> Optional[str]:
-    """``staticPolicy.validateState``'s checks in kubelet's order; the first error, or None (kubelet starts)."""
+                   assignments: Dict[str, Dict[str, FrozenSet[int]]], pod_level: FrozenSet[int] = frozenset()) -> Optional[str]:
+    """``staticPolicy.validateState``'s checks in kubelet's order; the first error, or None (kubelet starts);
+    ``pod_level``: the CPUs of the restored pod-level entries, which only the last check counts."""
     available = online - reserved if strict else online
     if not default:
         return default_not_empty(default, assignments)
     reserved_check = strictly_reserved_outside_default if strict else reserved_in_default
     return (reserved_check(reserved, default) or entries_outside_default(default, assignments)
-            or state_covers_online(available, default, assignments))
+            or state_covers_online(available, default, assignments, pod_level))

@@ -5,10 +5,12 @@
 
 :func:`cpu_manager_start` follows kubelet's own order: ``getReservedCPUs`` and the reservation (cmd/kubelet/app/
 server.go), ``cpumanager.NewManager`` and ``NewStaticPolicy`` (the reserved CPUs: ``reservedSystemCPUs``, or kubelet's
-own pick, :func:`_cpu.reserved.take_packed`), then ``Start``: the state package's restore (:func:`_cpu.checkpoint.restore`)
-and the static policy's ``validateState``. The answer names the stage kubelet stops at (``construct``, ``restore``,
-``validate``), or ``started``, or ``unknown`` where this collection does not model what kubelet does (policy options
-that change kubelet's pick, feature gates that change what it restores, a layout it does not read). Pure.
+own pick, :func:`_cpu.reserved.take_packed`), then ``Start``: the state package's restore (:func:`_cpu.checkpoint.restore`,
+with the ``PodLevelResourceManagers`` and ``InPlacePodVerticalScalingExclusiveCPUs`` gates) and the static policy's
+``validateState``. The answer names the stage kubelet stops at (``config``: a feature gate the release does not know,
+``construct``, ``restore``, ``validate``), or
+``started``, or ``unknown`` where this collection does not model what kubelet does (policy options that change
+kubelet's pick, a layout it does not read). Pure.
 """
 
 from __future__ import annotations
@@ -18,23 +20,25 @@ from typing import Dict, FrozenSet, Optional, Tuple, Union
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.quantity import QuantityError, parse_milli_quantity
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME, CpuState, RestoreError, restore
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME, CpuState, RestoreError, pod_level_cpus, restore
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import CpuSetError, parse_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import take_packed
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import node_join
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import ADDED_GATES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_NONE, CPU_POLICY_STATIC, CpuManagerSettings, go_quote
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
 
-__all__ = ["START_PREFIX", "STRICT_OPTION", "PICK_OPTIONS", "UNMODELLED_GATES", "CpuStart", "cpu_manager_start", "is_strict"]
+__all__ = ["START_PREFIX", "STRICT_OPTION", "PICK_OPTIONS", "POD_LEVEL_GATE", "CpuStart", "cpu_manager_start", "is_strict"]
 
 START_PREFIX = "start cpu manager error: "  # containerManagerImpl.Start (pkg/kubelet/cm/container_manager_linux.go)
 STRICT_OPTION = rules.STRICT_RESERVATION
 # Options that make takeByTopology pick the reserved CPUs otherwise (policy_static.go): judged only with
 # reservedSystemCPUs set, when kubelet picks nothing.
 PICK_OPTIONS = (rules.DISTRIBUTE_ACROSS_NUMA, rules.DISTRIBUTE_ACROSS_CORES, rules.ALIGN_BY_UNCORE_CACHE)
-# Gates that change what kubelet restores and counts (podEntries, baselines): the start is not judged with them on.
-# InPlacePodVerticalScalingExclusiveCPUs is modelled: nothing at start up to v1.36, v1.37 parses each baseline.
-UNMODELLED_GATES = ("PodLevelResourceManagers",)
+# Gates that change what kubelet restores and counts. PodLevelResourceManagers (v1.36+): v1.36 reads the v3 layout
+# first, v1.36 and v1.37 restore podEntries and validateState counts their CPUs. InPlacePodVerticalScalingExclusiveCPUs:
+# nothing at start up to v1.36, v1.37 parses each baseline.
+POD_LEVEL_GATE = "PodLevelResourceManagers"
 BASELINES_GATE = "InPlacePodVerticalScalingExclusiveCPUs"
 
 
@@ -60,15 +64,18 @@ def is_strict(options: dict) -> bool:
     return options.get(STRICT_OPTION) in rules.PARSE_BOOL_TRUE
 
 
-def _unmodelled(cpu: CpuManagerSettings, gates: dict, minor: int) -> Optional[str]:
+def _unmodelled(cpu: CpuManagerSettings) -> Optional[str]:
     """Why the start is not judged here, or None."""
     if cpu.policy not in (CPU_POLICY_NONE, CPU_POLICY_STATIC):
         return "cpuManagerPolicy %s is not one kubelet knows (none, static)" % go_quote(cpu.policy)
-    # PodLevelResourceManagers exists from v1.36 (AllAlpha/AllBeta turn it on there); named before that, kubelet does not know it.
-    on = [gate for gate in UNMODELLED_GATES if (rules.gate_on(gates, gate, minor) if minor >= 36 else gates.get(gate))]
-    if on:
-        return "feature gate %s changes what kubelet restores; this collection does not judge it" % ", ".join(on)
     return None
+
+
+def _unknown_gate(gates: dict, minor: int) -> Optional[str]:
+    """Kubelet's refusal of its configuration for a gate this release does not know yet (component-base's feature gate;
+    v1.34 and v1.35 fail while defaulting the file), or None."""
+    unknown = sorted(name for name in gates if name in ADDED_GATES and minor < int(ADDED_GATES[name].split(".")[1]))
+    return "unrecognized feature gate: %s" % unknown[0] if unknown else None
 
 
 def _options(cpu: CpuManagerSettings, minor: int, gates: dict, topology: CpuTopology) -> Tuple[Dict[str, bool], Optional[str]]:
@@ -149,7 +156,10 @@ def cpu_manager_start(release: str, cpu: CpuManagerSettings, gates: dict, topolo
     """Kubelet ``release``'s CPU manager on this node: construction, then ``Start`` on ``raw`` (None: no file)."""
     minor = int(release.split(".")[1])
     strict = cpu.policy == CPU_POLICY_STATIC and is_strict(cpu.options)
-    unmodelled = _unmodelled(cpu, gates, minor)
+    refused = _unknown_gate(gates, minor)
+    if refused:
+        return CpuStart(release, "config", refused, topology.online, frozenset(), strict)
+    unmodelled = _unmodelled(cpu)
     if unmodelled:
         return CpuStart(release, "unknown", unmodelled, topology.online, frozenset(), strict)
     built = _construction(cpu, topology, minor, gates)
@@ -158,12 +168,15 @@ def cpu_manager_start(release: str, cpu: CpuManagerSettings, gates: dict, topolo
         return CpuStart(release, built.stage, built.error, topology.online, reserved, strict)
     if raw is None:
         return CpuStart(release, "started", None, topology.online, reserved, strict)  # restoreState: storeState
-    restored: Union[CpuState, RestoreError] = restore(raw, cpu.policy, minor, rules.gate_on(gates, BASELINES_GATE, minor))
+    # PodLevelResourceManagers exists from v1.36 (AllAlpha/AllBeta turn it on there).
+    pod_level = minor >= 36 and rules.gate_on(gates, POD_LEVEL_GATE, minor)
+    restored: Union[CpuState, RestoreError] = restore(raw, cpu.policy, minor, rules.gate_on(gates, BASELINES_GATE, minor), pod_level)
     if isinstance(restored, RestoreError):
         stage = "restore" if restored.modelled else "unknown"
         text = START_PREFIX + restore_error(restored.text, root_dir) if restored.modelled else restored.text
         return CpuStart(release, stage, text, topology.online, reserved, strict, restore_modelled=restored.modelled)
-    problem = rules.validate_state(topology.online, reserved, strict, restored.default, restored.entries) if cpu.policy == CPU_POLICY_STATIC else None
+    problem = (rules.validate_state(topology.online, reserved, strict, restored.default, restored.entries, pod_level_cpus(restored))
+               if cpu.policy == CPU_POLICY_STATIC else None)
     if problem:
         return CpuStart(release, "validate", START_PREFIX + problem, topology.online, reserved, strict, restored)
     return CpuStart(release, "started", None, topology.online, reserved, strict, restored)

@@ -37,7 +37,6 @@ _VERSION = 1
 _BOOT_ID = re.compile(r"^[0-9A-Za-z-]{1,64}$")
 _CPU_KEY = re.compile(r"^[0-9]{1,5}$")
 Placement = Tuple[int, int, FrozenSet[int]]  # socket, NUMA node, the threads of the CPU's core
-Entries = Mapping[str, Mapping[str, FrozenSet[int]]]
 
 
 class RecordError(ValueError):
@@ -137,10 +136,9 @@ def parse_record(raw: bytes) -> TopologyRecord:
     return TopologyRecord(placement, online, boot_id, None if when is None else float(when))
 
 
-def moved_cpus(record: TopologyRecord, topology: CpuTopology, entries: Entries) -> FrozenSet[int]:
-    """The CPUs the entries hold whose socket or NUMA node differ from the record, or whose core's threads differ among
+def moved_cpus(record: TopologyRecord, topology: CpuTopology, held: FrozenSet[int]) -> FrozenSet[int]:
+    """The pinned CPUs (``held``) whose socket or NUMA node differ from the record, or whose core's threads differ among
     the CPUs online both then and now; a CPU offline now (kubelet's to refuse) or new since the record is not compared."""
-    held = frozenset(cpu for containers in entries.values() for cpus in containers.values() for cpu in cpus)
     compared = held & topology.online & record.online
     if not compared:
         return frozenset()

@@ -17,7 +17,7 @@ import os
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import CPU_CLASSES, CpuAssessment
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import assigned_cpus
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import pinned_cpus
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.verdicts import VERDICTS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._write.files import atomic_write
@@ -62,7 +62,7 @@ def _cpu_manager_lines(cpu: CpuAssessment) -> List[str]:
         return lines
     counts = [("online", len(start.online))]
     if start.state is not None:
-        counts += [("recorded", len(cpu.recorded or ())), ("pinned", len(assigned_cpus(start.state)))]
+        counts += [("recorded", len(cpu.recorded or ())), ("pinned", len(pinned_cpus(start.state)))]
     return lines + _family("cpu_manager_cpus", "CPUs online now, recorded in cpu_manager_state (shared pool and pinned), and pinned "
                            "to pods.", ['%scpu_manager_cpus{set="%s"} %d' % (_PREFIX, name, count) for name, count in counts])
 

@@ -62,11 +62,11 @@ def unsealed(document):
 @pytest.mark.parametrize("name, mutate, why", [
     ("unknown top-level field", lambda d: resealed(dict(d, extra=1)), "fields this collection does not rewrite (extra)"),
     ("v3 podEntries beside v4", lambda d: resealed(dict(d, podEntries={"pod-a": {"cpuSet": "4-5"}})), "(podEntries)"),
-    ("baselines in the data part", lambda d: resealed(dict(d, data=d["data"][:-1] + ',"baselines":{}}')), "data part holds fields"),
+    ("an unknown field in the data part", lambda d: resealed(dict(d, data=d["data"][:-1] + ',"podentries2":{}}')), "data part holds fields"),
     ("halves disagree on the entries", lambda d: resealed(dict(d, entries={"pod-a": {"app": "4"}})), "disagree"),
     ("halves disagree on the default set", lambda d: resealed(dict(d, defaultCpuSet="0-1")), "disagree"),
-    ("v2 checksum wrong", lambda d: unsealed(dict(d, checksum=d["checksum"] ^ 1)), "v2 checksum does not match"),
-    ("v2 checksum 0", lambda d: unsealed(dict(d, checksum=0)), "v2 checksum does not match"),
+    ("v2 checksum wrong", lambda d: unsealed(dict(d, checksum=d["checksum"] ^ 1)), "checksum does not match its content"),
+    ("v2 checksum 0", lambda d: unsealed(dict(d, checksum=0)), "checksum does not match its content"),
     ("dataChecksum wrong", lambda d: unsealed(dict(d, dataChecksum=d["dataChecksum"] ^ 1)), "dataChecksum does not match"),
     ("data not a string", lambda d: unsealed(dict(d, data=5)), "data field is not a string"),
 ])
@@ -92,3 +92,56 @@ def test_with_the_release_unknown_a_file_one_release_calls_corrupt_is_not_repair
     assert probe(HostFiles(root), kubelet_release="1.34.4").cpu.cls == "cpus_unrecorded"  # with v1.34 known, its reading holds
     result = probe(HostFiles(root))
     assert (result.cpu.cls, result.assessment.verdict) == ("corrupt", "cpu_manager_refuses") and not result.assessment.repairable
+
+
+POD_ENTRIES = {"pod-c": "6-7"}
+POD_SETS = {"pod-c": frozenset({6, 7})}
+POD_ENTRIES_JSON = {"pod-c": {"cpuSet": "6-7"}}
+
+
+def v3_file(default, entries, checksum=None):
+    """A v3 file as v1.36's MarshalCheckpoint writes it with PodLevelResourceManagers on (the checksum over the v3 struct,
+    its pod-level CPU sets included, under the legacy name)."""
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import v3_checksum  # pylint: disable=import-outside-toplevel
+
+    entries = {pod: dict(sorted(entries[pod].items())) for pod in sorted(entries)}  # Go's json.Marshal: map keys sorted
+    document = {"policyName": "static", "defaultCpuSet": default, "entries": entries, "podEntries": POD_ENTRIES_JSON}
+    sets = {pod: frozenset(cputree.parse_cpu_list(entry.get("cpuSet", ""))) for pod, entry in POD_ENTRIES_JSON.items()}
+    document["checksum"] = v3_checksum("static", default, entries, sets) if checksum is None else checksum
+    return json.dumps(document, separators=(",", ":")).encode()
+
+
+def test_a_v3_file_keeps_its_pod_level_entries_and_is_sealed_as_v1_36_seals_it():
+    """A v3 file (v1.36, PodLevelResourceManagers on) is rewritten as v3: podEntries kept, the checksum over them; v1.36
+    with the gate and v1.37 read the new default and every entry, pod-level ones included."""
+    raw = v3_file("0-1,8-9", ENTRIES)
+    state = restore(raw, "static", 36, pod_level=True)
+    assert state.layout == "v3" and state.pod_entries == POD_SETS
+    rewrite = rewrite_default_set(raw, state, NEW_DEFAULT - {6, 7})
+    assert isinstance(rewrite, CpuRewrite) and rewrite.layout == "v3"
+    assert rewrite.content == v3_file("0-1,8-9,11-15", ENTRIES)
+    for minor in (36, 37):
+        again = restore(rewrite.content, "static", minor, pod_level=True)
+        assert (again.layout, again.default, again.entries_text, again.pod_entries) == ("v3", NEW_DEFAULT - {6, 7}, ENTRIES, POD_SETS)
+
+
+def test_a_v4_file_keeps_its_pod_level_entries_and_baselines():
+    """v1.37's data part keeps podEntries and baselines as kubelet marshals them (after the entries, omitempty)."""
+    data = json.dumps({"policyName": "static", "defaultCpuSet": "0-1,8-9", "entries": ENTRIES, "podEntries": POD_ENTRIES_JSON,
+                       "baselines": {"pod-a": {"app": {"baseline": "4-5"}}}}, separators=(",", ":"))
+    raw = cputree.cpu_checkpoint_v4("static", "0-1,8-9", ENTRIES, data=data)
+    state = restore(raw, "static", 37, baselines_on=True, pod_level=True)
+    rewrite = rewrite_default_set(raw, state, NEW_DEFAULT - {6, 7})
+    assert isinstance(rewrite, CpuRewrite) and rewrite.layout == "v4"
+    inner = json.loads(json.loads(rewrite.content)["data"])
+    assert list(inner) == ["policyName", "defaultCpuSet", "entries", "podEntries", "baselines"]
+    assert (inner["defaultCpuSet"], inner["podEntries"], inner["baselines"]) == ("0-1,8-9,11-15", POD_ENTRIES_JSON, {"pod-a": {"app": {"baseline": "4-5"}}})
+    again = restore(rewrite.content, "static", 37, baselines_on=True, pod_level=True)
+    assert (again.default, again.entries_text, again.pod_entries) == (NEW_DEFAULT - {6, 7}, ENTRIES, POD_SETS)
+    assert restore(rewrite.content, "static", 34).default == NEW_DEFAULT - {6, 7}  # the v2 half says the same
+
+
+def test_a_v3_file_whose_checksum_does_not_cover_its_pod_entries_is_not_rewritten():
+    raw = v3_file("0-1,8-9", ENTRIES, checksum=cputree.cpu_v2_checksum("static", "0-1,8-9", ENTRIES) ^ 1)
+    state = restore(cputree.cpu_checkpoint_v2("static", "0-1,8-9", ENTRIES), "static", 36)
+    assert rewrite_default_set(raw, state, NEW_DEFAULT) == "its checksum does not match its content"

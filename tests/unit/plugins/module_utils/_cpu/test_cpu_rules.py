@@ -18,6 +18,8 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint
     RestoreError,
     accepted_checksums,
     data_checksum,
+    pod_level_cpus,
+    recorded_cpus,
     restore,
     v2_checksum,
 )
@@ -107,9 +109,48 @@ def test_hostile_files_are_restore_errors_never_exceptions(raw):
     assert isinstance(restore(raw, "static", 34), RestoreError)
 
 
-def test_v1_and_v3_layouts_are_not_judged():
+def test_a_v1_layout_with_entries_is_not_judged_before_1_37():
     assert restore(b'{"policyName":"static","defaultCpuSet":"0","entries":{"cid":"1"},"checksum":1}', "static", 34).modelled is False
-    assert restore(b'{"policyName":"static","defaultCpuSet":"0","podEntries":{"p":{"cpuSet":"1"}},"checksum":1}', "static", 36).modelled is False
+
+
+# Kubelet's own v3 files (state_checkpoint_test.go at v1.36.3 and v1.37.2, with their checksums).
+V3_36 = (b'{"policyName":"none","defaultCPUSet":"1-3","entries":{"pod":{"container1":"4-6","container2":"1-3"}},'
+         b'"podEntries":{"pod":{"cpuSet":"4-6"}},"checksum":2649431787}')
+V3_37 = (b'{"policyName":"static","defaultCPUSet":"1-2","entries":{"pod1":{"container1":"5-6","container2":"3-4"}},'
+         b'"podEntries":{"pod2":{"cpuSet":"7-9"}},"checksum":%d}')
+
+
+def test_a_v3_file_is_read_by_v1_36_with_pod_level_resource_managers_and_by_v1_37():
+    """v1.36 reads the v3 layout only with the gate on (its v2 reader, the gate off, falls back to v1 and says why);
+    v1.37's v3 reader takes both checksums kubelet's test holds valid, and restores podEntries only with the gate on."""
+    state = restore(V3_36, "none", 36, pod_level=True)
+    assert (state.layout, state.pod_entries, state.pod_level) == ("v3", {"pod": frozenset({4, 5, 6})}, True)
+    assert restore(V3_36, "none", 36) == RestoreError("json: cannot unmarshal object into Go struct field CPUManagerCheckpointV1.entries of type string")
+    assert restore(V3_36, "none", 35) == RestoreError(CORRUPTED)
+    for stored in (766259872, 2284712151):
+        for pod_level in (False, True):
+            state = restore(V3_37 % stored, "static", 37, pod_level=pod_level)
+            assert (state.layout, state.pod_entries, state.pod_level) == ("v3", {"pod2": frozenset({7, 8, 9})}, pod_level)
+    assert restore(V3_37 % 2284712151, "static", 36, pod_level=True) == RestoreError(
+        "json: cannot unmarshal object into Go struct field CPUManagerCheckpointV1.entries of type string")  # v1.36 knows no V3 name
+
+
+def test_pod_level_cpus_count_only_where_restored():
+    state = restore(V3_37 % 766259872, "static", 37, pod_level=True)
+    assert pod_level_cpus(state) == frozenset({7, 8, 9}) and recorded_cpus(state) == frozenset(range(1, 10))
+    assert pod_level_cpus(restore(V3_37 % 766259872, "static", 37)) == frozenset()
+
+
+@pytest.mark.parametrize("pod_entries, error", [
+    ('{"p":{"cpuSet":"9-1"}}', 'failed to parse cpuset: invalid range "9-1" (9 > 1)'),
+    ('{"p":{"cpuSet":"x"}}', 'failed to parse cpuset: strconv.Atoi: parsing "x": invalid syntax'),
+    ('{"p":"1"}', "json: cannot unmarshal string into Go value of type state.podEntryJSON"),
+    ('[1]', "json: cannot unmarshal array into Go struct field CPUManagerCheckpointData.podEntries of type state.PodCPUAssignments"),
+])
+def test_a_v4_data_part_whose_pod_entries_do_not_decode_is_refused(pod_entries, error):
+    data = '{"policyName":"static","defaultCpuSet":"0-3","podEntries":%s}' % pod_entries
+    raw = cputree.cpu_checkpoint_v4("static", "0-3", {}, data=data)
+    assert restore(raw, "static", 37) == RestoreError("could not load v4 checkpoint: failed to deserialize cpu manager checkpoint data: " + error)
 
 
 def test_validate_state_order_and_words():
