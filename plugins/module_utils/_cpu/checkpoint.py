@@ -84,17 +84,21 @@ def _pod_entries_value(pod_sets: Optional[Mapping[str, FrozenSet[int]]]) -> GoMa
         for pod, cpus in pod_sets.items()])
 
 
+def _hashed_struct(type_name: str, policy_name: str, default: str, entries: GoMap, *more: Tuple[str, GoMap]) -> int:
+    """FNV-1a 32 of ``dump.ForHash`` (go-spew ``%#v``) of a checkpoint struct with ``Checksum: 0`` under ``type_name``:
+    the policy, the default set, the ``entries`` as its version types them, then ``more`` fields."""
+    fields = [("PolicyName", GoScalar("string", policy_name)), ("DefaultCPUSet", GoScalar("string", default)), ("Entries", entries)]
+    return deep_hash(GoPtr(type_name, GoStruct(type_name, fields + list(more) + [("Checksum", GoScalar("checksum.Checksum", 0))])))
+
+
 def _struct_checksum(type_name: str, policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], pod_entries: bool = False,
                      pod_sets: Optional[Mapping[str, FrozenSet[int]]] = None) -> int:
-    """FNV-1a 32 of ``dump.ForHash`` (go-spew ``%#v``) of a v2-shaped checkpoint struct with ``Checksum: 0`` under
-    ``type_name`` (``entries`` is never nil: ``map[]`` when empty); ``pod_entries``: the v3 struct, with its
-    ``PodEntries`` (``pod_sets``; empty: ``map[]``, as ``newCPUManagerCheckpointV3`` makes it)."""
-    nested = [(pod, GoMap("map[string]string", [(name, GoScalar("string", cpus)) for name, cpus in containers.items()]))
-              for pod, containers in entries.items()]
-    fields = [("PolicyName", GoScalar("string", policy_name)), ("DefaultCPUSet", GoScalar("string", default)),
-              ("Entries", GoMap("map[string]map[string]string", nested))]
-    fields += [("PodEntries", _pod_entries_value({} if pod_sets is None else pod_sets))] if pod_entries else []
-    return deep_hash(GoPtr(type_name, GoStruct(type_name, fields + [("Checksum", GoScalar("checksum.Checksum", 0))])))
+    """A v2-shaped struct's checksum (``entries`` is never nil: ``map[]`` when empty); ``pod_entries``: the v3 struct,
+    with its ``PodEntries`` (``pod_sets``; empty: ``map[]``, as ``newCPUManagerCheckpointV3`` makes it)."""
+    nested = GoMap("map[string]map[string]string", [
+        (pod, GoMap("map[string]string", [(name, GoScalar("string", cpus)) for name, cpus in containers.items()])) for pod, containers in entries.items()])
+    more = [("PodEntries", _pod_entries_value({} if pod_sets is None else pod_sets))] if pod_entries else []
+    return _hashed_struct(type_name, policy_name, default, nested, *more)
 
 
 def v2_checksum(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]]) -> int:
@@ -106,9 +110,7 @@ def v2_checksum(policy_name: str, default: str, entries: Mapping[str, Mapping[st
 def _v1_checksum(policy_name: str, default: str) -> int:
     """``CPUManagerCheckpointV1.VerifyChecksum`` of a file without entries (v1.34-v1.36 try the v1 reader): v1's
     ``Entries`` maps a container id to a string, empty here, hashed under the legacy name."""
-    fields = [("PolicyName", GoScalar("string", policy_name)), ("DefaultCPUSet", GoScalar("string", default)),
-              ("Entries", GoMap("map[string]string", [])), ("Checksum", GoScalar("checksum.Checksum", 0))]
-    return deep_hash(GoPtr(LEGACY_TYPE, GoStruct(LEGACY_TYPE, fields)))
+    return _hashed_struct(LEGACY_TYPE, policy_name, default, GoMap("map[string]string", []))
 
 
 def v3_checksum(policy_name: str, default: str, entries: Mapping[str, Mapping[str, str]], pod_sets: Mapping[str, FrozenSet[int]]) -> int:
