@@ -169,6 +169,9 @@ CASES = (
          dict(EXPLICIT, cpuManagerPolicyOptions={"prefer-align-cpus-by-uncorecache": "true"}),
          lambda r: in_layout(r, cputree.rederive_default(RECORDED_SMALLER, POD), POD)),
     Case("distribute-cpus-across-numa, kubelet picks the reserved CPUs", ALL, with_options({"distribute-cpus-across-numa": "true"}), IN_SYNC),
+    Case("distribute-cpus-across-cores, kubelet picks the reserved CPUs", ALL,
+         with_options({"distribute-cpus-across-cores": "true"}, CPUManagerPolicyAlphaOptions=True), IN_SYNC),
+    Case("prefer-align-cpus-by-uncorecache, kubelet picks the reserved CPUs", ALL, with_options({"prefer-align-cpus-by-uncorecache": "true"}), IN_SYNC),
     Case("policy none with an option", ALL, dict(NONE, cpuManagerPolicyOptions={"full-pcpus-only": "true"}), lambda r: None),
     Case("AllBeta off, distribute-cpus-across-numa", ALL, dict(EXPLICIT, cpuManagerPolicyOptions={"distribute-cpus-across-numa": "true"},
                                                                featureGates={"AllBeta": False}), IN_SYNC),
@@ -219,7 +222,7 @@ def _tree(root: str, case: Case, release: str, with_memory_drift: bool) -> str:
 # Where the probe's words are kubelet's: what kubelet says about JSON it cannot read is Go's encoding/json, not modelled.
 WORDS_NOT_MODELLED = ("truncated JSON",)
 # Where the probe says it does not judge kubelet's CPU manager (cpu_manager_unknown).
-NOT_MODELLED = ("distribute-cpus-across-numa, kubelet picks the reserved CPUs",)
+NOT_MODELLED = ("prefer-align-cpus-by-uncorecache, kubelet picks the reserved CPUs",)
 
 
 COMBINED = ("in sync", "online set grew", "assigned CPU offline", "checksum bad", "auto-reserved CPU moves onto a pod",

@@ -5,12 +5,11 @@
 
 :func:`cpu_manager_start` follows kubelet's own order: ``getReservedCPUs`` and the reservation (cmd/kubelet/app/
 server.go), ``cpumanager.NewManager`` and ``NewStaticPolicy`` (the reserved CPUs: ``reservedSystemCPUs``, or kubelet's
-own pick, :func:`_cpu.reserved.take_packed`), then ``Start``: the state package's restore (:func:`_cpu.checkpoint.restore`,
+own pick, :func:`_cpu.reserved.take_by_topology`), then ``Start``: the state package's restore (:func:`_cpu.checkpoint.restore`,
 with the ``PodLevelResourceManagers`` and ``InPlacePodVerticalScalingExclusiveCPUs`` gates) and the static policy's
 ``validateState``. The answer names the stage kubelet stops at (``config``: a feature gate the release does not know,
-``construct``, ``restore``, ``validate``), or
-``started``, or ``unknown`` where this collection does not model what kubelet does (policy options that change
-kubelet's pick, a layout it does not read). Pure.
+``construct``, ``restore``, ``validate``), or ``started``, or ``unknown`` where this collection does not model what
+kubelet does (policy options that change kubelet's pick, a layout it does not read). Pure.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu import rules
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME, CpuState, RestoreError, pod_level_cpus, restore
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import CpuSetError, parse_cpuset
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import take_packed
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import KubeletLoops, take_by_topology
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import node_join
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import ADDED_GATES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_NONE, CPU_POLICY_STATIC, CpuManagerSettings, go_quote
@@ -32,9 +31,9 @@ __all__ = ["START_PREFIX", "STRICT_OPTION", "PICK_OPTIONS", "POD_LEVEL_GATE", "C
 
 START_PREFIX = "start cpu manager error: "  # containerManagerImpl.Start (pkg/kubelet/cm/container_manager_linux.go)
 STRICT_OPTION = rules.STRICT_RESERVATION
-# Options that make takeByTopology pick the reserved CPUs otherwise (policy_static.go): judged only with
-# reservedSystemCPUs set, when kubelet picks nothing.
-PICK_OPTIONS = (rules.DISTRIBUTE_ACROSS_NUMA, rules.DISTRIBUTE_ACROSS_CORES, rules.ALIGN_BY_UNCORE_CACHE)
+# Options that make takeByTopology pick the reserved CPUs in a way not modelled here (policy_static.go): judged only
+# with reservedSystemCPUs set, when kubelet picks nothing. distribute-cpus-across-numa / -cores are modelled (_cpu.reserved).
+PICK_OPTIONS = (rules.ALIGN_BY_UNCORE_CACHE,)
 # Gates that change what kubelet restores and counts. PodLevelResourceManagers (v1.36+): v1.36 reads the v3 layout
 # first, v1.36 and v1.37 restore podEntries and validateState counts their CPUs. InPlacePodVerticalScalingExclusiveCPUs:
 # nothing at start up to v1.36, v1.37 parses each baseline.
@@ -118,6 +117,13 @@ def _refused(error: str) -> _Construction:
     return _Construction(frozenset(), "construct", error)
 
 
+def _pick(topology: CpuTopology, wanted: int, minor: int, parsed: Dict[str, bool]) -> FrozenSet[int]:
+    """NewStaticPolicy without reservedSystemCPUs: ``takeByTopology(allCPUs, wanted)`` under the policy options."""
+    return take_by_topology(topology.cpus, topology.count("socket"), topology.count("core"), wanted, minor,
+                            spread=bool(parsed.get(rules.DISTRIBUTE_ACROSS_CORES)), numa_distributed=bool(parsed.get(rules.DISTRIBUTE_ACROSS_NUMA)),
+                            full_pcpus_only=bool(parsed.get(rules.FULL_PCPUS_ONLY)), align_by_socket=bool(parsed.get(rules.ALIGN_BY_SOCKET)))
+
+
 def _static_policy(cpu: CpuManagerSettings, topology: CpuTopology, explicit: FrozenSet[int], minor: int, gates: dict) -> _Construction:
     """NewManager + NewStaticPolicy in kubelet's order: the reservation, the options, then the reserved CPUs."""
     milli, problem = _reservation(cpu, explicit)
@@ -132,10 +138,15 @@ def _static_policy(cpu: CpuManagerSettings, topology: CpuTopology, explicit: Fro
         return _refused(problem)
     picking = sorted(name for name in PICK_OPTIONS if parsed.get(name))
     if picking and not explicit:
-        return _Construction(frozenset(), "unknown", "cpuManagerPolicyOptions %s: kubelet picks its reserved CPUs otherwise (not modelled); "
+        return _Construction(frozenset(), "unknown", "cpuManagerPolicyOptions %s: kubelet picks its reserved CPUs by uncore (L3) cache, which this "
+                             "collection does not read (not modelled); "
                              "with reservedSystemCPUs set the CPU manager is judged" % ", ".join(picking))
     wanted = -(-milli // 1000)
-    reserved = explicit or take_packed(topology.cpus, topology.count("socket"), topology.count("core"), wanted)
+    try:
+        reserved = explicit or _pick(topology, wanted, minor, parsed)
+    except KubeletLoops as error:
+        return _Construction(frozenset(), "unknown", "kubelet's takeByTopologyNUMADistributed never returns on this topology (%s): "
+                             "kubelet hangs in NewStaticPolicy; set reservedSystemCPUs" % error)
     problem = rules.reserved_size(reserved, wanted)
     return _refused(problem) if problem else _Construction(reserved)
 

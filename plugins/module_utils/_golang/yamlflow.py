@@ -77,7 +77,7 @@ class _Flow:
                 key = _json_key(self._scalar(key=True), number)
                 if self._skip() == ":":
                     self.column += 1
-                    value = None if self._skip() in (",", "}") else self._node()
+                    value = None if self._skip() in (",", "}", "") else self._node()  # "": the text ends (unclosed, below)
                 else:
                     value = None
                 mapping[key] = value

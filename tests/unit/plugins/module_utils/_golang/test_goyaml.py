@@ -126,6 +126,8 @@ def test_outside_the_subset_is_refused_with_its_line(text, line, fragment):
     [
         ("a: [1, 2\n", 2, "[ is never closed"),
         ("a: {b: 1\n\n", 3, "{ is never closed"),
+        ("{0:", 1, "{ is never closed"),  # the text ends after a key's ':' (it raised IndexError)
+        ("a: {b:\n", 2, "{ is never closed"),
         ("a: b: c\n", 1, "a mapping value is not allowed here"),
         (" a: 1\nb: 2\n", 2, "unexpected content"),
         ("a:\n  - 1\n  b: 2\n", 3, "bad indentation of a mapping entry"),
