@@ -43,7 +43,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.rewrite import CpuRewrite, rewrite_default_set
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.start import CpuStart, cpu_manager_start
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.start import CpuStart, config_refusal, cpu_manager_start
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import TopologyRecord, moved_cpus
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_STATIC, KubeletSettings
@@ -268,7 +268,9 @@ def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology
     """The CPU manager's part of the node's verdict (``raw``: ``cpu_manager_state``'s bytes at ``path``, None: none;
     ``record``: the collection's topology record at ``record_path``, None when there is none, or why it cannot be read)."""
     cpu = settings.cpu
-    if cpu.policy != CPU_POLICY_STATIC and raw is None and not cpu.options and not cpu.reserved_system_cpus:
+    # Kubelet refuses its configuration (config_refusal) whatever the CPU policy.
+    if (cpu.policy != CPU_POLICY_STATIC and raw is None and not cpu.options and not cpu.reserved_system_cpus
+            and not any(config_refusal(cpu, settings.feature_gates, int(release.split(".")[1])) for release in _releases(settings))):
         return CpuAssessment("not_static", None, "cpuManagerPolicy %s and no %s: nothing for the CPU manager to restore" % (cpu.policy, path), None)
     # getReservedCPUs checks reservedSystemCPUs against the online CPUs whatever the policy.
     if (cpu.policy == CPU_POLICY_STATIC or cpu.reserved_system_cpus) and (topology is None or not topology.known):

@@ -17,7 +17,7 @@ Stdlib only.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Mapping, Optional, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import go_quote
@@ -32,6 +32,8 @@ __all__ = [
     "option_maturity",
     "static_policy_options",
     "static_policy_options_fit",
+    "topology_manager_config",
+    "topology_manager",
     "default_not_empty",
     "reserved_in_default",
     "strictly_reserved_outside_default",
@@ -112,6 +114,8 @@ _GATES = {
     "CPUManagerPolicyBetaOptions": ({}, "beta", True),
     "InPlacePodVerticalScalingExclusiveCPUs": ({}, "alpha", False),
     "PodLevelResourceManagers": ({37: "beta"}, "alpha", False),
+    "TopologyManagerPolicyAlphaOptions": ({}, "alpha", False),
+    "TopologyManagerPolicyBetaOptions": ({}, "beta", True),
 }
 
 
@@ -172,6 +176,79 @@ def static_policy_options_fit(parsed: Mapping[str, bool], num_sockets: int, num_
         return "Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket policy option"
     if num_sockets > num_numa_nodes:
         return "Align by socket is not compatible with hardware where number of sockets are more than number of NUMA"
+    return None
+
+
+# --------------------------------------------------------------------------- the topology manager (built before the CPU manager)
+
+TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")  # kubeletconfig.*TopologyManagerPolicy
+TOPOLOGY_SCOPES = ("container", "pod")
+PREFER_CLOSEST_NUMA = "prefer-closest-numa-nodes"
+MAX_ALLOWABLE_NUMA = "max-allowable-numa-nodes"
+DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8  # topology_manager.go defaultMaxAllowableNUMANodes
+# topologymanager/policy_options.go: max-allowable-numa-nodes is beta at v1.34, stable from v1.35; the other is stable.
+_TOPOLOGY_BETA = {34: (MAX_ALLOWABLE_NUMA,)}
+
+
+def topology_manager_config(policy: str, scope: str) -> List[str]:
+    """``ValidateKubeletConfiguration`` (pkg/kubelet/apis/config/validation, v1.34-v1.37): the topology manager's policy
+    and scope must be known ones (kubelet's words, Go's ``%q`` of the list)."""
+    errors = []
+    if policy not in TOPOLOGY_POLICIES:
+        errors.append("invalid configuration: topologyManagerPolicy (--topology-manager-policy) %s must be one of: [%s]" % (
+            go_quote(policy), " ".join(go_quote(name) for name in TOPOLOGY_POLICIES)))
+    if scope not in TOPOLOGY_SCOPES:
+        errors.append("invalid configuration: topologyManagerScope (--topology-manager-scope) %s must be one of: %s, or %s" % (
+            go_quote(scope), go_quote(TOPOLOGY_SCOPES[0]), go_quote(TOPOLOGY_SCOPES[1])))
+    return errors
+
+
+def _go_atoi(value: str) -> Optional[int]:
+    """``strconv.Atoi`` of a small decimal (a sign taken), or None where it fails."""
+    digits = value[1:] if value[:1] in "+-" else value
+    if not digits or not digits.isascii() or not digits.isdigit() or len(digits) > 18:
+        return None
+    return int(value)
+
+
+def _topology_option(name: str, value: str, minor: int, gates: Mapping[str, bool]) -> Tuple[Optional[int], Optional[str]]:
+    """``CheckPolicyOptionAvailable`` then the option's value: ``(max NUMA nodes it sets or None, kubelet's error)``."""
+    if name not in (PREFER_CLOSEST_NUMA, MAX_ALLOWABLE_NUMA):
+        return None, "unknown Topology Manager Policy option: %s" % go_quote(name)
+    if name in _TOPOLOGY_BETA.get(minor, ()) and not gate_on(gates, "TopologyManagerPolicyBetaOptions", minor):
+        return None, "topology manager policy beta-level options not enabled, but option %s provided" % go_quote(name)
+    if name == PREFER_CLOSEST_NUMA:
+        if value not in PARSE_BOOL_TRUE + PARSE_BOOL_FALSE:
+            return None, "bad value for option %s: strconv.ParseBool: parsing %s: invalid syntax" % (go_quote(name), go_quote(value))
+        return None, None
+    number = _go_atoi(value)
+    if number is None:
+        return None, "unable to convert policy option to integer %s: strconv.Atoi: parsing %s: invalid syntax" % (go_quote(name), go_quote(value))
+    if number < DEFAULT_MAX_ALLOWABLE_NUMA_NODES:
+        return None, "the minimum value of %s should not be less than %d" % (go_quote(name), DEFAULT_MAX_ALLOWABLE_NUMA_NODES)
+    return number, None
+
+
+def topology_manager(policy: str, options: Mapping[str, str], numa_nodes: int, minor: int, gates: Mapping[str, bool],
+                     distances_missing: bool = False) -> Optional[str]:
+    """topologymanager ``NewManager`` (v1.34-v1.37), after validation: policy ``none`` takes nothing; else
+    ``NewPolicyOptions`` (each option known, its maturity's gate on, its value; kubelet walks a Go map: with several bad
+    options it may name another one first, this walks them by name), ``NewNUMAInfo`` (``prefer-closest-numa-nodes`` needs
+    every node's distances: cAdvisor has none for a node without a ``distance`` file), then at most
+    ``maxAllowableNUMANodes`` NUMA nodes (8 unless ``max-allowable-numa-nodes`` raises it). Kubelet returns the error as it
+    is (NewContainerManager)."""
+    if policy == "none":
+        return None
+    allowed = DEFAULT_MAX_ALLOWABLE_NUMA_NODES
+    for name in sorted(options):
+        number, problem = _topology_option(name, options[name], minor, gates)
+        if problem:
+            return problem
+        allowed = number if number is not None else allowed
+    if options.get(PREFER_CLOSEST_NUMA) in PARSE_BOOL_TRUE and distances_missing:
+        return "cannot discover NUMA topology: error getting NUMA distances from cadvisor"
+    if numa_nodes > allowed:
+        return "unsupported on machines with more than %d NUMA Nodes" % allowed
     return None
 
 

@@ -7,9 +7,12 @@
 server.go), ``cpumanager.NewManager`` and ``NewStaticPolicy`` (the reserved CPUs: ``reservedSystemCPUs``, or kubelet's
 own pick, :func:`_cpu.reserved.take_by_topology`), then ``Start``: the state package's restore (:func:`_cpu.checkpoint.restore`,
 with the ``PodLevelResourceManagers`` and ``InPlacePodVerticalScalingExclusiveCPUs`` gates) and the static policy's
-``validateState``. The answer names the stage kubelet stops at (``config``: a feature gate the release does not know,
-``construct``, ``restore``, ``validate``), or ``started``, or ``unknown`` where this collection does not model what
-kubelet does (policy options that change kubelet's pick, a layout it does not read). Pure.
+``validateState``. Before all that, kubelet's own refusal of its configuration (:func:`config_refusal`: a feature
+gate the release does not know, a field of the wrong type, feature gate dependencies, the topology manager's policy and
+scope), and in ``NewContainerManager`` the topology manager's ``NewManager`` (its options, the NUMA node count). The
+answer names the stage kubelet stops at (``config``, ``construct``, ``restore``, ``validate``), or ``started``, or
+``unknown`` where this collection does not model what kubelet does (policy options that change kubelet's pick, a layout
+it does not read). Pure.
 """
 
 from __future__ import annotations
@@ -23,11 +26,11 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import CpuSetError, parse_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import KubeletLoops, take_by_topology
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import node_join
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import ADDED_GATES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.gates import aggregate, gates_refused
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_NONE, CPU_POLICY_STATIC, CpuManagerSettings, go_quote
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
 
-__all__ = ["START_PREFIX", "STRICT_OPTION", "PICK_OPTIONS", "POD_LEVEL_GATE", "CpuStart", "cpu_manager_start", "is_strict"]
+__all__ = ["START_PREFIX", "STRICT_OPTION", "PICK_OPTIONS", "POD_LEVEL_GATE", "CpuStart", "config_refusal", "cpu_manager_start", "is_strict"]
 
 START_PREFIX = "start cpu manager error: "  # containerManagerImpl.Start (pkg/kubelet/cm/container_manager_linux.go)
 STRICT_OPTION = rules.STRICT_RESERVATION
@@ -68,13 +71,6 @@ def _unmodelled(cpu: CpuManagerSettings) -> Optional[str]:
     if cpu.policy not in (CPU_POLICY_NONE, CPU_POLICY_STATIC):
         return "cpuManagerPolicy %s is not one kubelet knows (none, static)" % go_quote(cpu.policy)
     return None
-
-
-def _unknown_gate(gates: dict, minor: int) -> Optional[str]:
-    """Kubelet's refusal of its configuration for a gate this release does not know yet (component-base's feature gate;
-    v1.34 and v1.35 fail while defaulting the file), or None."""
-    unknown = sorted(name for name in gates if name in ADDED_GATES and minor < int(ADDED_GATES[name].split(".")[1]))
-    return "unrecognized feature gate: %s" % unknown[0] if unknown else None
 
 
 def _options(cpu: CpuManagerSettings, minor: int, gates: dict, topology: CpuTopology) -> Tuple[Dict[str, bool], Optional[str]]:
@@ -151,9 +147,26 @@ def _static_policy(cpu: CpuManagerSettings, topology: CpuTopology, explicit: Fro
     return _refused(problem) if problem else _Construction(reserved)
 
 
+def config_refusal(cpu: CpuManagerSettings, gates: dict, minor: int) -> Optional[str]:
+    """Kubelet refuses its configuration before it builds anything (cmd/kubelet/app/server.go ``NewKubeletCommand``), in
+    its order: the command line's feature gates, the ``--config`` file's decoding (a field of the wrong type), its gates
+    over the command line's, the merged gates (component-base: locks and dependencies), then
+    ``ValidateKubeletConfiguration`` (the topology manager's policy and scope). Kubelet's words, or None."""
+    problem = gates_refused(cpu.flag_gates, {}, {}, minor) if cpu.flag_gates else None  # before the file is read
+    problem = problem or cpu.decode_error or gates_refused(cpu.flag_gates, cpu.file_gates, gates, minor)
+    if problem:
+        return problem
+    errors = rules.topology_manager_config(cpu.topology_manager_policy, cpu.topology_manager_scope)
+    return "failed to validate kubelet configuration, error: " + aggregate(errors) if errors else None
+
+
 def _construction(cpu: CpuManagerSettings, topology: CpuTopology, minor: int, gates: dict) -> _Construction:
-    """getReservedCPUs, then NewManager for the configured policy."""
+    """getReservedCPUs, NewContainerManager's topology manager, then NewManager for the configured policy."""
     explicit, problem = _explicit_reserved(cpu, topology)
+    if problem:
+        return _Construction(explicit, "construct", problem)
+    problem = rules.topology_manager(cpu.topology_manager_policy, cpu.topology_manager_options, topology.machine_numa_nodes(), minor,
+                                     gates, topology.distances_missing)
     if problem:
         return _Construction(explicit, "construct", problem)
     if cpu.policy == CPU_POLICY_STATIC:
@@ -167,7 +180,7 @@ def cpu_manager_start(release: str, cpu: CpuManagerSettings, gates: dict, topolo
     """Kubelet ``release``'s CPU manager on this node: construction, then ``Start`` on ``raw`` (None: no file)."""
     minor = int(release.split(".")[1])
     strict = cpu.policy == CPU_POLICY_STATIC and is_strict(cpu.options)
-    refused = _unknown_gate(gates, minor)
+    refused = config_refusal(cpu, gates, minor)
     if refused:
         return CpuStart(release, "config", refused, topology.online, frozenset(), strict)
     unmodelled = _unmodelled(cpu)

@@ -33,6 +33,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settin
     KubeletSettings,
     go_quote,
 )
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.decode import load_error, type_error
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.document import parse_kubelet_config
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import (
     added_gate_problems,
@@ -145,19 +146,26 @@ def _fatal(problem: str) -> str:
     return problem if SUBSET_NOTE in problem else problem + " (kubelet would not start)"
 
 
+def _decode_error(files: NodeFiles, config_path: str, document: Mapping[str, Any]) -> Optional[str]:
+    """Kubelet's refusal of a field of the wrong type in the ``--config`` file (:mod:`_kubelet.decode`), or None."""
+    text, _problem, _exists = read_node_text(files, config_path)
+    inner = type_error(document, (text or "").lstrip("\ufeff \t\r\n").startswith("{"))
+    return load_error(config_path, inner) if inner else None
+
+
 def _config_file_layers(
     files: NodeFiles, config_path: Optional[str], named: bool
-) -> Tuple[ConfigLayers, Optional[str], List[str], bool]:
-    """``(layers, path read, fatal problems, found)`` for layers 1-2."""
+) -> Tuple[ConfigLayers, Optional[str], List[str], bool, Optional[str]]:
+    """``(layers, path read, fatal problems, found, kubelet's refusal of a field's type)`` for layers 1-2."""
     if config_path is None:
-        return kubelet_defaults(), None, [], False
+        return kubelet_defaults(), None, [], False, None
     document, problem = _load_document(files, config_path, require_kind=False)
     if document is None:
         missing = problem is not None and problem.endswith("does not exist")
         if missing and not named:
-            return kubelet_defaults(), None, [], False
-        return kubelet_defaults(), None, [_fatal("kubelet --config: %s" % problem)], False
-    return defaulted_config_file(document, config_path), config_path, [], True
+            return kubelet_defaults(), None, [], False, None
+        return kubelet_defaults(), None, [_fatal("kubelet --config: %s" % problem)], False, None
+    return defaulted_config_file(document, config_path), config_path, [], True, _decode_error(files, config_path, document)
 
 
 def _choose(option: Optional[str], option_name: str, flag: Optional[str], flag_origin: str, default: Optional[str]) -> Tuple[Optional[str], str]:
@@ -214,7 +222,8 @@ def load_kubelet_settings(
     dropin_dir, builder.field_sources["config_dir"] = _choose(config_dir, "kubelet_config_dir", parsed.config_dir, parsed.origins.get("config-dir", ""), None)
 
     named = builder.field_sources["config_path"] != DEFAULT
-    layers, config_read, problems, config_found = _config_file_layers(files, config, named)
+    layers, config_read, problems, config_found, decode_error = _config_file_layers(files, config, named)
+    file_gates = layers.document.get("featureGates") if config_read else None
     config_problems.extend(problems)
     sources = list(launch.sources) + ([config_read] if config_read else [])
     dropins: List[str] = []
@@ -261,5 +270,5 @@ def load_kubelet_settings(
         release=release,
         rules_release=judged_at,
         feature_gates=effective_gates(layers, parsed),
-        cpu=cpu_manager_settings(layers, parsed),
+        cpu=cpu_manager_settings(layers, parsed, decode_error, file_gates),
     )

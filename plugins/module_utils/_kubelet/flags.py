@@ -48,6 +48,8 @@ _VALUE_FLAGS = (
     "cpu-manager-policy-options",
     "reserved-cpus",
     "topology-manager-policy",
+    "topology-manager-scope",
+    "topology-manager-policy-options",
     "v",
 )
 
@@ -218,6 +220,8 @@ def parse_kubelet_flags(args: Sequence[str], origins: Optional[Sequence[str]] = 
         cpu_policy_options=values.get("cpu-manager-policy-options"),
         reserved_cpus=values.get("reserved-cpus"),
         topology_policy=values.get("topology-manager-policy"),
+        topology_scope=values.get("topology-manager-scope"),
+        topology_policy_options=values.get("topology-manager-policy-options"),
         origins=flag_origins,
         problems=tuple(problems),
     )
@@ -228,7 +232,7 @@ def _apply_flag(values: Dict[str, Any], name: str, value: str) -> None:
         if value == "":
             return  # ReservedMemoryVar.Set("") leaves the target alone
         values[name] = values.get(name, ()) + parse_reserved_memory_flag(value)
-    elif name in ("system-reserved", "kube-reserved", "cpu-manager-policy-options"):
+    elif name in ("system-reserved", "kube-reserved", "cpu-manager-policy-options", "topology-manager-policy-options"):
         values[name] = {**values.get(name, {}), **parse_key_value_flag(value)}
     elif name == "eviction-hard":
         values[name] = {**values.get(name, {}), **parse_eviction_hard_flag(value)}

@@ -47,9 +47,10 @@ __all__ = [
 
 
 # The KubeletConfiguration fields the memory and CPU managers depend on.
-MAP_FIELDS = ("systemReserved", "kubeReserved", "evictionHard", "featureGates", "memoryManagerPolicyOptions", "cpuManagerPolicyOptions")
+MAP_FIELDS = ("systemReserved", "kubeReserved", "evictionHard", "featureGates", "memoryManagerPolicyOptions", "cpuManagerPolicyOptions",
+              "topologyManagerPolicyOptions")
 WHOLE_FIELDS = ("memoryManagerPolicy", "reservedMemory", "mergeDefaultEvictionSettings", "cpuManagerPolicy", "reservedSystemCPUs",
-                "topologyManagerPolicy")
+                "topologyManagerPolicy", "topologyManagerScope")
 # v1beta1 DefaultEvictionHard (pkg/kubelet/apis/config/v1beta1/defaults_linux.go).
 DEFAULT_EVICTION_HARD = {
     MEMORY_AVAILABLE: DEFAULT_EVICTION_HARD_MEMORY,
@@ -242,9 +243,15 @@ def _cpu_of(resources: object) -> Optional[str]:
     return _text(resources.get("cpu")) if isinstance(resources, Mapping) else None
 
 
-def cpu_manager_settings(layers: ConfigLayers, flags: KubeletFlags) -> CpuManagerSettings:
-    """The CPU manager's fields: the configuration's layers, the command line's flags over them
-    (``kubeletConfigFlagPrecedence``: a map flag's keys replace the configuration's map)."""
+def _gates(value: object) -> Dict[str, bool]:
+    return {key: item for key, item in value.items() if isinstance(item, bool)} if isinstance(value, Mapping) else {}
+
+
+def cpu_manager_settings(layers: ConfigLayers, flags: KubeletFlags, decode_error: Optional[str] = None,
+                         file_gates: object = None) -> CpuManagerSettings:
+    """The CPU manager's fields (and the topology manager's, built before it): the configuration's layers, the
+    command line's flags over them (``kubeletConfigFlagPrecedence``: a map flag's keys replace the configuration's
+    map); ``decode_error`` and ``file_gates`` (the ``--config`` file's own ``featureGates``) as the loader found them."""
     document = layers.document
     sources = {"policy": layers.source_of("cpuManagerPolicy"), "options": layers.source_of("cpuManagerPolicyOptions"),
                "reserved_system_cpus": layers.source_of("reservedSystemCPUs"),
@@ -269,4 +276,12 @@ def cpu_manager_settings(layers: ConfigLayers, flags: KubeletFlags) -> CpuManage
     sources["topology_manager_policy"] = layers.source_of("topologyManagerPolicy")
     if flags.topology_policy is not None:
         topology_policy, sources["topology_manager_policy"] = flags.topology_policy, flags.origins["topology-manager-policy"]
-    return CpuManagerSettings(policy, options, reserved, system_cpu, kube_cpu, sources, topology_policy)
+    scope = _text(document.get("topologyManagerScope")) or "container"  # v1beta1 SetDefaults_KubeletConfiguration
+    topology_options = document.get("topologyManagerPolicyOptions")
+    topology_options = {str(key): _text(value) or "" for key, value in topology_options.items()} if isinstance(topology_options, Mapping) else {}
+    if flags.topology_scope is not None:
+        scope = flags.topology_scope
+    if flags.topology_policy_options is not None:
+        topology_options = dict(flags.topology_policy_options)
+    return CpuManagerSettings(policy, options, reserved, system_cpu, kube_cpu, sources, topology_policy, scope, topology_options,
+                              decode_error, dict(flags.feature_gates or {}), _gates(file_gates))

@@ -114,6 +114,8 @@ class KubeletFlags(Record, frozen=True):
     cpu_policy_options: Optional[Dict[str, str]] = None
     reserved_cpus: Optional[str] = None
     topology_policy: Optional[str] = None
+    topology_scope: Optional[str] = None
+    topology_policy_options: Optional[Dict[str, str]] = None
     origins: Dict[str, str] = factory(dict)
     problems: Tuple[str, ...] = ()
 
@@ -122,7 +124,11 @@ class CpuManagerSettings(Record, frozen=True):
     """What kubelet's CPU manager is built from: ``cpuManagerPolicy``, ``cpuManagerPolicyOptions``,
     ``reservedSystemCPUs`` (``""``: kubelet picks the reserved CPUs itself) and the ``cpu`` of system-reserved and
     kube-reserved as written (None when not set); ``sources``: field -> where it came from; ``topologyManagerPolicy``
-    (the ``align-by-socket`` option refuses ``single-numa-node``)."""
+    (the ``align-by-socket`` option refuses ``single-numa-node``), ``topologyManagerScope`` and
+    ``topologyManagerPolicyOptions`` (the topology manager is built before the CPU manager); ``decode_error``: kubelet's
+    refusal of the ``--config`` file's field types (:mod:`_kubelet.decode`); ``flag_gates`` / ``file_gates``: the
+    feature gates of the command line and of the ``--config`` file, each checked on its own before the merged ones
+    (:mod:`_kubelet.gates`)."""
 
     policy: str = CPU_POLICY_NONE
     options: Dict[str, str] = factory(dict)
@@ -131,6 +137,11 @@ class CpuManagerSettings(Record, frozen=True):
     kube_reserved_cpu: Optional[str] = None
     sources: Dict[str, str] = factory(dict)
     topology_manager_policy: str = "none"
+    topology_manager_scope: str = "container"
+    topology_manager_options: Dict[str, str] = factory(dict)
+    decode_error: Optional[str] = None
+    flag_gates: Dict[str, bool] = factory(dict)
+    file_gates: Dict[str, bool] = factory(dict)
 
 
 class KubeletSettings(Record, frozen=True):

@@ -45,6 +45,10 @@ class CpuTopology(Record, frozen=True):
 
     cpus: Dict[int, CpuInfo]
     problems: Tuple[str, ...] = ()
+    # cAdvisor's MachineInfo.Topology: one entry per NUMA node directory, CPUs or not (0: not read, count the CPUs' nodes).
+    numa_node_dirs: int = 0
+    # A NUMA node directory without a readable ``distance`` file: cAdvisor's getDistances leaves that node's Distances nil.
+    distances_missing: bool = False
 
     @property
     def online(self) -> frozenset:
@@ -60,6 +64,10 @@ class CpuTopology(Record, frozen=True):
     def count(self, attribute: str) -> int:
         """How many sockets, NUMA nodes or cores (``socket``, ``numa_node``, ``core``): kubelet's ``CPUTopology`` counts."""
         return len({getattr(info, attribute) for info in self.cpus.values()})
+
+    def machine_numa_nodes(self) -> int:
+        """The NUMA nodes the topology manager counts (``NewNUMAInfo``: every node of cAdvisor's topology)."""
+        return self.numa_node_dirs or self.count("numa_node")
 
 
 def _read_cpu_list(files: NodeFiles, node_path: str) -> Tuple[Optional[frozenset], Optional[str]]:
@@ -119,4 +127,5 @@ def read_cpu_topology(files: NodeFiles) -> CpuTopology:
             cpus.update((cpu, CpuInfo(min(threads), package, numa_node)) for cpu in threads)
     if not cpus and not problems:
         problems.append("no online CPU under %s: kubelet's CPU manager could not detect the number of cpus" % files.host_path(CPU_SYSFS_DIR))
-    return CpuTopology(cpus, tuple(problems))
+    missing = any(_read_text(files, posixpath.join(node_dir, "distance"))[0] is None for node_dir in node_dirs.values())
+    return CpuTopology(cpus, tuple(problems), len(node_dirs), missing)

@@ -56,7 +56,7 @@ READS: Tuple[Dict[str, Any], ...] = (
     {"stat": NODE_SYSFS_DIR},
     {"list": NODE_SYSFS_DIR + "/node*"},  # a node's memory blocks, by name
     {"read": NODE_SYSFS_DIR + "/{online,possible}", "raw": True},
-    {"read": NODE_SYSFS_DIR + "/node*/{meminfo,cpulist}", "raw": True},
+    {"read": NODE_SYSFS_DIR + "/node*/{meminfo,cpulist,distance}", "raw": True},
     {"stat": NODE_SYSFS_DIR + "/node*/hugepages"},
     {"read": NODE_SYSFS_DIR + "/node*/hugepages/hugepages-*/nr_hugepages", "raw": True},
     {"read": "{%s,%s,%s}" % (MEMORY_BLOCK_SIZE_FILE, IOMEM_FILE, PROC_MEMINFO_FILE), "raw": True},

@@ -180,10 +180,11 @@ func judgeCPU(ctx context.Context, logger klog.Logger, args []string) (json.RawM
 	capacity := cadvisor.CapacityFromMachineInfo(info)
 	reservation := nodeAllocatableReservation(capacity, systemReserved, kubeReserved, nil)
 
-	// NewContainerManager: the topology manager, then the CPU manager.
+	// NewContainerManager: the topology manager, then the CPU manager. Kubelet returns the
+	// topology manager's error as it is (container_manager_linux.go: "return nil, err").
 	store, err := newTopologyManager(logger, info, kc)
 	if err != nil {
-		return result(), at("construct", fmt.Errorf("failed to initialize topology manager: %w", err))
+		return result(), at("construct", err)
 	}
 	topo, err := discover(logger, info)
 	if err == nil {

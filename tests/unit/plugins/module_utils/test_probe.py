@@ -55,7 +55,7 @@ def test_the_read_plan_declares_what_the_probe_reads_and_the_options_name():
     rules, follows = read_plan({})
     verbs = [next(verb for verb in ("read", "list", "walk", "stat", "version") if verb in rule) for rule in rules]
     assert set(verbs) == {"read", "list", "walk", "stat", "version"}
-    assert {"read": "/sys/devices/system/node/node*/{meminfo,cpulist}", "raw": True} in rules
+    assert {"read": "/sys/devices/system/node/node*/{meminfo,cpulist,distance}", "raw": True} in rules
     assert {"read": "/var/lib/kubelet/memory_manager_state", "raw": True} in rules
     assert {"read": "/var/lib/kubelet/cpu_manager_state", "raw": True} in rules
     assert {"read": "/sys/devices/system/cpu/cpu[0-9]*/topology/{core_id,physical_package_id}", "raw": True} in rules

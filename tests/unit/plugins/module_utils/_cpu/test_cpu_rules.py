@@ -332,3 +332,82 @@ def test_gates_as_component_base_sets_them(gates, name, minor, on):
 def test_all_beta_off_refuses_a_beta_option_as_kubelet_does():
     assert rules.static_policy_options({"distribute-cpus-across-numa": "true"}, 37, {"AllBeta": False})[1] == (
         'CPU Manager Policy Beta-level Options not enabled, but option "distribute-cpus-across-numa" provided')
+
+
+# --------------------------------------------------------------------------- the topology manager, before the CPU manager
+
+
+def test_validation_refuses_an_unknown_topology_manager_policy_and_scope_in_kubelets_words():
+    assert rules.topology_manager_config("none", "container") == []
+    assert rules.topology_manager_config("numa-aware", "node") == [
+        'invalid configuration: topologyManagerPolicy (--topology-manager-policy) "numa-aware" must be one of: '
+        '["none" "best-effort" "restricted" "single-numa-node"]',
+        'invalid configuration: topologyManagerScope (--topology-manager-scope) "node" must be one of: "container", or "pod"',
+    ]
+
+
+@pytest.mark.parametrize("policy, options, nodes, minor, gates, error", [
+    ("none", {"pack-numa": "true"}, 16, 37, {}, None),  # policy none: NewManager takes nothing
+    ("best-effort", {}, 8, 37, {}, None),
+    ("best-effort", {}, 9, 37, {}, "unsupported on machines with more than 8 NUMA Nodes"),
+    ("restricted", {"max-allowable-numa-nodes": "9"}, 9, 37, {}, None),
+    ("restricted", {"max-allowable-numa-nodes": "9"}, 10, 35, {}, "unsupported on machines with more than 9 NUMA Nodes"),
+    ("restricted", {"max-allowable-numa-nodes": "4"}, 2, 37, {}, 'the minimum value of "max-allowable-numa-nodes" should not be less than 8'),
+    ("restricted", {"max-allowable-numa-nodes": "eight"}, 2, 36, {},
+     'unable to convert policy option to integer "max-allowable-numa-nodes": strconv.Atoi: parsing "eight": invalid syntax'),
+    ("restricted", {"max-allowable-numa-nodes": "9"}, 2, 34, {"TopologyManagerPolicyBetaOptions": False},
+     'topology manager policy beta-level options not enabled, but option "max-allowable-numa-nodes" provided'),
+    ("restricted", {"max-allowable-numa-nodes": "9"}, 2, 34, {"AllBeta": False},
+     'topology manager policy beta-level options not enabled, but option "max-allowable-numa-nodes" provided'),
+    ("restricted", {"max-allowable-numa-nodes": "9"}, 2, 35, {"TopologyManagerPolicyBetaOptions": False}, None),  # stable from v1.35
+    ("single-numa-node", {"pack-numa": "true"}, 2, 37, {}, 'unknown Topology Manager Policy option: "pack-numa"'),
+    ("best-effort", {"prefer-closest-numa-nodes": "yes"}, 2, 37, {},
+     'bad value for option "prefer-closest-numa-nodes": strconv.ParseBool: parsing "yes": invalid syntax'),
+])
+def test_the_topology_managers_new_manager(policy, options, nodes, minor, gates, error):
+    assert rules.topology_manager(policy, options, nodes, minor, gates) == error
+
+
+def test_prefer_closest_numa_nodes_needs_every_nodes_distances():
+    options = {"prefer-closest-numa-nodes": "true"}
+    assert rules.topology_manager("best-effort", options, 2, 37, {}, distances_missing=True) == (
+        "cannot discover NUMA topology: error getting NUMA distances from cadvisor")
+    assert rules.topology_manager("best-effort", options, 2, 37, {}, distances_missing=False) is None
+    assert rules.topology_manager("best-effort", {"prefer-closest-numa-nodes": "false"}, 2, 37, {}, distances_missing=True) is None
+
+
+@pytest.mark.parametrize("config, flags, stage, error", [
+    (dict(STATIC, topologyManagerPolicy="best-effort", topologyManagerScope="node"), [], "config",
+     'failed to validate kubelet configuration, error: invalid configuration: topologyManagerScope (--topology-manager-scope) "node" must be '
+     'one of: "container", or "pod"'),
+    (dict(STATIC, topologyManagerPolicy="best-effort"), ["--topology-manager-scope=node"], "config",
+     'failed to validate kubelet configuration, error: invalid configuration: topologyManagerScope (--topology-manager-scope) "node" must be '
+     'one of: "container", or "pod"'),
+    (dict(STATIC, topologyManagerPolicy="restricted"), ["--topology-manager-policy-options=max-allowable-numa-nodes=4"], "construct",
+     'the minimum value of "max-allowable-numa-nodes" should not be less than 8'),
+    (dict(STATIC, cpuManagerPolicyOptions={"full-pcpus-only": True}), [], "config",
+     "failed to load kubelet config file, path: /var/lib/kubelet/config.yaml, error: failed to load Kubelet config file "
+     "/var/lib/kubelet/config.yaml, error failed to decode: json: cannot unmarshal bool into Go struct field "
+     "KubeletConfiguration.cpuManagerPolicyOptions of type string"),
+    (dict(STATIC, featureGates={"PodLevelResourceManagers": True, "PodLevelResources": False}), [], "config",
+     "kubelet panics: failed to merge global and in-flight KubeletConfiguration while setting defaults, error: "
+     "[InPlacePodLevelResourcesVerticalScaling is enabled, but depends on features that are disabled: [PodLevelResources], "
+     "PodLevelResourceManagers is enabled, but depends on features that are disabled: [PodLevelResources]]"),
+    (dict(STATIC, topologyManagerPolicy="best-effort", topologyManagerPolicyOptions={"prefer-closest-numa-nodes": "true"}), [], "construct",
+     "cannot discover NUMA topology: error getting NUMA distances from cadvisor"),  # the fake tree has no distance files
+])
+def test_kubelet_refuses_its_configuration_or_topology_manager_before_the_cpu_manager(tmp_path, config, flags, stage, error):
+    """The CPU manager's start is refused at ``config`` (decoding, gates, validation) or ``construct`` (the topology
+    manager's NewManager), whatever the checkpoint holds: never repairable."""
+    root = cputree.build_cpu_node(str(tmp_path), CPUS, ALL, config, cputree.cpu_checkpoint_v2("static", "0-1,3-9,11-15", POD))
+    result = probe(HostFiles(root), kubelet_release="1.36.3", kubelet_flags=flags or None)
+    assert (result.cpu.start.stage, result.cpu.start.error) == (stage, error), result.cpu.message
+    assert (result.cpu.cls, result.assessment.verdict, result.assessment.repairable) == ("kubelet_config_refused", "cpu_manager_refuses", False)
+
+
+def test_policy_none_is_judged_where_kubelet_refuses_its_configuration(tmp_path):
+    root = cputree.build_cpu_node(str(tmp_path), CPUS, ALL, {"cpuManagerPolicy": "none", "topologyManagerPolicy": "numa-aware"})
+    result = probe(HostFiles(root), kubelet_release="1.37.2")
+    assert (result.cpu.start.stage, result.cpu.cls) == ("config", "kubelet_config_refused"), result.cpu.message
+    root = cputree.build_cpu_node(str(tmp_path / "fine"), CPUS, ALL, {"cpuManagerPolicy": "none", "topologyManagerPolicy": "restricted"})
+    assert probe(HostFiles(root), kubelet_release="1.37.2").cpu.cls == "not_static"

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, nodeops.numa_drift contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubelet's decoding of a ``--config`` file, for the fields of the CPU and topology managers: a value of the wrong JSON
+type is refused before anything else (pure, stdlib only, Python >= 3.9).
+
+``configfiles.fsLoader.Load`` decodes the file with kubelet's codec (pkg/kubelet/kubeletconfig/util/codec
+``DecodeKubeletConfiguration``): the strict decoder first, then a lenient one, but only when the strict one failed
+with a *strict* error (an unknown or duplicate field). A value of the wrong type is not one: ``encoding/json``'s
+``UnmarshalTypeError`` is returned as ``failed to decode: json: cannot unmarshal bool into Go struct field
+KubeletConfiguration.cpuManagerPolicyOptions of type string`` (a YAML ``true`` or ``1`` is JSON's bool or number
+once sigs.k8s.io/yaml converts the file; ``cpuManagerPolicyOptions`` is ``map[string]string``). v1.34-v1.37 alike
+(the kubelet judge reads it so at each). The decoder keeps the first such error: a JSON file (``{`` first,
+``utilyaml.IsJSONBuffer``) is decoded in its own key order, a YAML file as ``YAMLToJSON`` re-writes it, keys sorted.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Optional
+
+__all__ = ["STRING_FIELDS", "STRING_MAP_FIELDS", "go_kind", "type_error", "load_error"]
+
+# v1beta1.KubeletConfiguration: the fields the CPU and topology managers are built from.
+STRING_FIELDS = ("cpuManagerPolicy", "reservedSystemCPUs", "topologyManagerPolicy", "topologyManagerScope")
+STRING_MAP_FIELDS = ("cpuManagerPolicyOptions", "topologyManagerPolicyOptions", "systemReserved", "kubeReserved")
+
+
+def go_kind(value: Any) -> str:
+    """The JSON kind encoding/json names in ``cannot unmarshal <kind> into ...``."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _field_error(name: str, value: Any) -> Optional[str]:
+    """The field's ``UnmarshalTypeError``, or None (``null`` leaves a field as it is)."""
+    if value is None:
+        return None
+    where = "Go struct field KubeletConfiguration.%s" % name
+    if name in STRING_FIELDS:
+        return None if isinstance(value, str) else "json: cannot unmarshal %s into %s of type string" % (go_kind(value), where)
+    if not isinstance(value, Mapping):
+        return "json: cannot unmarshal %s into %s of type map[string]string" % (go_kind(value), where)
+    for item in value.values():
+        if item is not None and not isinstance(item, str):
+            return "json: cannot unmarshal %s into %s of type string" % (go_kind(item), where)
+    return None
+
+
+def type_error(document: Mapping[str, Any], json_file: bool) -> Optional[str]:
+    """The first wrong type among the CPU and topology managers' fields, in the order kubelet's decoder meets them."""
+    keys: Iterable[str] = document if json_file else sorted(document)
+    for key in keys:
+        if key in STRING_FIELDS or key in STRING_MAP_FIELDS:
+            problem = _field_error(key, document[key])
+            if problem:
+                return problem
+    return None
+
+
+def load_error(path: str, inner: str) -> str:
+    """cmd/kubelet/app/server.go: ``loadConfigFile``'s wrapping (``filepath.Abs`` of the path), then the command's."""
+    return "failed to load kubelet config file, path: %s, error: failed to load Kubelet config file %s, error failed to decode: %s" % (
+        path, path, inner)
