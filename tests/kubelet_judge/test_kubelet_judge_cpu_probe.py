@@ -324,7 +324,8 @@ def test_probe_says_what_kubelets_cpu_manager_does(judges, release, case, with_m
     if not kubelet.started:
         # Kubelet refuses: never "nothing to do", and repairable only as the stale default set (the repair's own test below
         # has kubelet start with what it writes); a memory plan only beside that CPU repair.
-        refusing = ("kubelet_config_rejected",) if kubelet.stage == "config" else ("cpu_manager_refuses", "cpu_default_set_stale")
+        # (kubelet refusing its configuration: the node's own configuration check may speak first)
+        refusing = ("kubelet_config_rejected", "cpu_manager_refuses") if kubelet.stage == "config" else ("cpu_manager_refuses", "cpu_default_set_stale")
         assert result.assessment.verdict in refusing, result.assessment.verdict
         stale = result.assessment.verdict == "cpu_default_set_stale"
         assert result.assessment.repairable is stale and (result.cpu.rewrite is not None) is stale
