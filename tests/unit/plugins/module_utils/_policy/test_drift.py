@@ -404,7 +404,8 @@ def test_a_feature_gate_older_releases_refuse_is_a_rejected_configuration_even_w
     os.remove(os.path.join(root, "var/lib/kubelet/memory_manager_state"))
     assessment = _probe.probe(HostFiles(root)).assessment
     assert assessment.verdict == "kubelet_config_rejected"
-    assert "PodLevelResourceManagers" in assessment.causes[0].message and "1.34, 1.35 refuse" in assessment.causes[0].message
+    rejected = [cause.message for cause in assessment.causes if cause.verdict == "kubelet_config_rejected"]
+    assert rejected and "PodLevelResourceManagers" in rejected[0] and "1.34, 1.35 refuse" in rejected[0]
     assert not assessment.repairable
 
 
