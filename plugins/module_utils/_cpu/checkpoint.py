@@ -20,6 +20,7 @@ from typing import Any, Dict, FrozenSet, Iterator, Mapping, Optional, Tuple, Uni
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.limits import UINT64_MAX, load_json
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record, factory
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import CpuSetError, parse_cpuset
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import go_json_kind
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gospew import GoMap, GoPtr, GoScalar, GoStruct, deep_hash, fnv1a_32
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_STATE_FILE_NAME, go_quote
 
@@ -169,7 +170,7 @@ def _string(value: Any, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise ValueError("json: cannot unmarshal %s into Go struct field %s of type string" % (_json_kind(value), where))
+        raise ValueError("json: cannot unmarshal %s into Go struct field %s of type string" % (go_json_kind(value), where))
     return value
 
 
@@ -177,16 +178,9 @@ def _checksum(value: Any, where: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= UINT64_MAX:
-        raise ValueError("json: cannot unmarshal %s into Go struct field %s of type checksum.Checksum" % (_json_kind(value), where))
+        kind = "number %s" % value if go_json_kind(value) == "number" else go_json_kind(value)  # a number out of range: Go names it
+        raise ValueError("json: cannot unmarshal %s into Go struct field %s of type checksum.Checksum" % (kind, where))
     return value
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number %s" % value
-    return {dict: "object", list: "array", str: "string"}.get(type(value), "value")
 
 
 def _entries(value: Any, where: str) -> Entries:
@@ -194,11 +188,11 @@ def _entries(value: Any, where: str) -> Entries:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ValueError("json: cannot unmarshal %s into Go struct field %s.entries of type map[string]map[string]string" % (_json_kind(value), where))
+        raise ValueError("json: cannot unmarshal %s into Go struct field %s.entries of type map[string]map[string]string" % (go_json_kind(value), where))
     out: Entries = {}
     for pod, containers in value.items():
         if not isinstance(containers, dict):
-            raise ValueError("json: cannot unmarshal %s into Go struct field %s.entries of type map[string]string" % (_json_kind(containers), where))
+            raise ValueError("json: cannot unmarshal %s into Go struct field %s.entries of type map[string]string" % (go_json_kind(containers), where))
         out[pod] = {name: _string(cpus, where + ".entries") for name, cpus in containers.items()}
     return out
 
@@ -209,7 +203,7 @@ def _pod_entry(value: Any) -> str:
     if value is None:
         return ""
     if not isinstance(value, dict):
-        raise ValueError("json: cannot unmarshal %s into Go value of type state.podEntryJSON" % _json_kind(value))
+        raise ValueError("json: cannot unmarshal %s into Go value of type state.podEntryJSON" % go_json_kind(value))
     return _string(struct_field(value, "cpuSet"), "podEntryJSON.cpuSet")
 
 
@@ -219,7 +213,7 @@ def decode_pod_entries(value: Any, where: str = "CPUManagerCheckpointV3") -> Tup
     if value is None:
         return {}, None
     if not isinstance(value, dict):
-        raise ValueError("json: cannot unmarshal %s into Go struct field %s.podEntries of type state.PodCPUAssignments" % (_json_kind(value), where))
+        raise ValueError("json: cannot unmarshal %s into Go struct field %s.podEntries of type state.PodCPUAssignments" % (go_json_kind(value), where))
     texts: PodEntries = {}
     sets: Dict[str, FrozenSet[int]] = {}
     for pod, entry in value.items():
@@ -237,7 +231,7 @@ def _object(text: Union[str, bytes], type_name: str) -> Dict[str, Any]:
     except ValueError as error:
         raise ValueError("%s (%s)" % ("unexpected end of JSON input" if not text else "invalid JSON", error)) from None
     if not isinstance(document, dict):
-        raise ValueError("json: cannot unmarshal %s into Go value of type %s" % (_json_kind(document), type_name))
+        raise ValueError("json: cannot unmarshal %s into Go value of type %s" % (go_json_kind(document), type_name))
     return document
 
 
@@ -324,14 +318,14 @@ def _baselines(value: Any) -> Entries:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(containers is None or isinstance(containers, dict) for containers in value.values()):
-        raise ValueError("json: cannot unmarshal %s into Go struct field %s of type map[string]state.ContainerCPUs" % (_json_kind(value), where))
+        raise ValueError("json: cannot unmarshal %s into Go struct field %s of type map[string]state.ContainerCPUs" % (go_json_kind(value), where))
     out: Entries = {}
     for pod, containers in value.items():
         for name, cpus in (containers or {}).items():  # null decodes as a nil map, or as an empty struct below
             if cpus is None:
                 cpus = {}
             if not isinstance(cpus, dict):
-                raise ValueError("json: cannot unmarshal %s into Go struct field %s of type state.ContainerCPUs" % (_json_kind(cpus), where))
+                raise ValueError("json: cannot unmarshal %s into Go struct field %s of type state.ContainerCPUs" % (go_json_kind(cpus), where))
             out.setdefault(pod, {})[name] = _string(struct_field(cpus, "baseline"), where + ".baseline")
     return out
 

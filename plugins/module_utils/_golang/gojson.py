@@ -121,16 +121,17 @@ def parse_document(raw: bytes) -> Any:
 
 
 def go_json_kind(value: Any) -> str:
-    """The JSON kind name Go uses in ``cannot unmarshal <kind> into ...`` errors."""
+    """The JSON kind name Go uses in ``cannot unmarshal <kind> into ...`` errors, of this module's tree or of a value
+    ``json.loads`` made (a dict, an int or a float)."""
     if value is None:
         return "null"
-    if isinstance(value, JsonObject):
+    if isinstance(value, (JsonObject, dict)):
         return "object"
     if isinstance(value, list):
         return "array"
     if isinstance(value, bool):
         return "bool"
-    if isinstance(value, JsonNumber):
+    if isinstance(value, (JsonNumber, int, float)):
         return "number"
     return "string"
 

@@ -18,24 +18,13 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional
 
-__all__ = ["STRING_FIELDS", "STRING_MAP_FIELDS", "go_kind", "type_error", "load_error"]
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import go_json_kind
+
+__all__ = ["STRING_FIELDS", "STRING_MAP_FIELDS", "type_error", "load_error"]
 
 # v1beta1.KubeletConfiguration: the fields the CPU and topology managers are built from.
 STRING_FIELDS = ("cpuManagerPolicy", "reservedSystemCPUs", "topologyManagerPolicy", "topologyManagerScope")
 STRING_MAP_FIELDS = ("cpuManagerPolicyOptions", "topologyManagerPolicyOptions", "systemReserved", "kubeReserved")
-
-
-def go_kind(value: Any) -> str:
-    """The JSON kind encoding/json names in ``cannot unmarshal <kind> into ...``."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _field_error(name: str, value: Any) -> Optional[str]:
@@ -44,12 +33,12 @@ def _field_error(name: str, value: Any) -> Optional[str]:
         return None
     where = "Go struct field KubeletConfiguration.%s" % name
     if name in STRING_FIELDS:
-        return None if isinstance(value, str) else "json: cannot unmarshal %s into %s of type string" % (go_kind(value), where)
+        return None if isinstance(value, str) else "json: cannot unmarshal %s into %s of type string" % (go_json_kind(value), where)
     if not isinstance(value, Mapping):
-        return "json: cannot unmarshal %s into %s of type map[string]string" % (go_kind(value), where)
+        return "json: cannot unmarshal %s into %s of type map[string]string" % (go_json_kind(value), where)
     for item in value.values():
         if item is not None and not isinstance(item, str):
-            return "json: cannot unmarshal %s into %s of type string" % (go_kind(item), where)
+            return "json: cannot unmarshal %s into %s of type string" % (go_json_kind(item), where)
     return None
 
 
