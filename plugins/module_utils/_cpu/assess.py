@@ -38,6 +38,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint
     CpuState,
     pinned_cpus,
     pod_entries_of,
+    pod_entry_cpus,
     pod_level_cpus,
     recorded_cpus,
 )
@@ -121,11 +122,6 @@ def rederive_default(start: CpuStart, state: CpuState) -> FrozenSet[int]:
     return available - pinned_cpus(state)
 
 
-def _unrestored_pod_cpus(state: CpuState) -> FrozenSet[int]:
-    """CPUs of pod-level entries the file holds but kubelet does not restore (``PodLevelResourceManagers`` turned off)."""
-    return frozenset() if state.pod_level else frozenset(cpu for cpus in state.pod_entries.values() for cpu in cpus)
-
-
 def _reserved_config_changed(start: CpuStart, state: CpuState, explicit: bool, unrecorded: FrozenSet[int], gone: FrozenSet[int]) -> bool:
     """Reserved CPUs misplaced in the file not because the online set moved kubelet's own pick: strict-cpu-reservation
     turned on or off, or ``reservedSystemCPUs`` changed."""
@@ -152,8 +148,9 @@ def _drift_class(start: CpuStart, state: CpuState, explicit_reserved: bool) -> T
     if state.default & assigned:
         return "default_overlaps_assignment", pods_holding(state, state.default & assigned), None
     default = rederive_default(start, state)
-    if default & _unrestored_pod_cpus(state):
-        # The file's pod-level CPUs would join the shared pool: the gate was turned off since kubelet wrote them.
+    if not state.pod_level and default & pod_entry_cpus(state):
+        # The file's pod-level CPUs, which kubelet does not restore, would join the shared pool: the gate was turned off
+        # since kubelet wrote them.
         return "config_changed", pods_holding(replace(state, pod_level=True), default), None
     if rules.validate_state(start.online, start.reserved, start.strict, default, state.entries, pod_level_cpus(state)):
         return "no_shared_cpu_left", (), None

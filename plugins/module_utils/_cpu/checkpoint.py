@@ -25,7 +25,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gospew 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_STATE_FILE_NAME, go_quote
 
 __all__ = ["CPU_STATE_FILE_NAME", "MAX_CPU_STATE_BYTES", "CORRUPTED", "CpuState", "RestoreError", "restore", "v2_checksum", "v3_checksum",
-           "accepted_checksums", "data_checksum", "assigned_cpus", "pod_level_cpus", "pinned_cpus", "recorded_cpus", "struct_field", "is_v4",
+           "accepted_checksums", "data_checksum", "assigned_cpus", "pod_entry_cpus", "pod_level_cpus", "pinned_cpus", "recorded_cpus", "struct_field", "is_v4",
            "pod_entries_of", "decode_pod_entries", "v3_reader_checksums"]
 
 MAX_CPU_STATE_BYTES = 4 * 1024 * 1024
@@ -398,9 +398,14 @@ def assigned_cpus(state: CpuState) -> FrozenSet[int]:
     return frozenset(cpu for containers in state.entries.values() for cpus in containers.values() for cpu in cpus)
 
 
+def pod_entry_cpus(state: CpuState) -> FrozenSet[int]:
+    """Every CPU a pod-level entry of the file holds, whether kubelet restores them or not."""
+    return frozenset(cpu for cpus in state.pod_entries.values() for cpu in cpus)
+
+
 def pod_level_cpus(state: CpuState) -> FrozenSet[int]:
     """Every CPU a pod-level entry holds, where kubelet restores them (``PodLevelResourceManagers`` on)."""
-    return frozenset(cpu for cpus in state.pod_entries.values() for cpu in cpus) if state.pod_level else frozenset()
+    return pod_entry_cpus(state) if state.pod_level else frozenset()
 
 
 def pinned_cpus(state: CpuState) -> FrozenSet[int]:
