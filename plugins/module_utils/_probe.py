@@ -26,7 +26,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import DISCOVERY_FOLLOWS, DISCOVERY_READS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import KUBELET_FOLLOWS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import READS as CPU_READS, CpuTopology, read_cpu_topology
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CACHE_READS, READS as CPU_READS, CpuTopology, read_cpu_topology
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import READS as SYSFS_READS, read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, assess
@@ -199,7 +199,7 @@ def read_plan(arguments: Mapping[str, Any]) -> Tuple[List[Dict[str, Any]], Dict[
     """``(rules, follows)``: what :func:`probe` reads on a node with these options (``_node.plan_reader``); with
     ``kubelet_release`` named, no program is asked its release."""
     rules = (list(SYSFS_READS) + list(CPU_READS) + list(DISCOVERY_READS) + list(GUARD_READS) + list(HISTORY_READS) + list(TOPOLOGY_RECORD_READS)
-             + _option_reads(arguments))
+             + _option_reads(arguments) + list(CACHE_READS))
     follows = dict(DISCOVERY_FOLLOWS)
     if arguments.get("kubelet_release"):
         # No program is asked: what is there is all discovery looks at (kubeadm's /usr/bin/kubelet).

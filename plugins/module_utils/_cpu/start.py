@@ -11,8 +11,8 @@ with the ``PodLevelResourceManagers`` and ``InPlacePodVerticalScalingExclusiveCP
 gate the release does not know, a field of the wrong type, feature gate dependencies, the topology manager's policy and
 scope), and in ``NewContainerManager`` the topology manager's ``NewManager`` (its options, the NUMA node count). The
 answer names the stage kubelet stops at (``config``, ``construct``, ``restore``, ``validate``), or ``started``, or
-``unknown`` where this collection does not model what kubelet does (policy options that change kubelet's pick, a layout
-it does not read). Pure.
+``unknown`` where this collection does not model what kubelet does (a pick kubelet never finishes, a
+layout it does not read). Pure.
 """
 
 from __future__ import annotations
@@ -30,13 +30,10 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.gates 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_NONE, CPU_POLICY_STATIC, CpuManagerSettings, go_quote
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
 
-__all__ = ["START_PREFIX", "STRICT_OPTION", "PICK_OPTIONS", "POD_LEVEL_GATE", "CpuStart", "config_refusal", "cpu_manager_start", "is_strict"]
+__all__ = ["START_PREFIX", "STRICT_OPTION", "POD_LEVEL_GATE", "CpuStart", "config_refusal", "cpu_manager_start", "is_strict"]
 
 START_PREFIX = "start cpu manager error: "  # containerManagerImpl.Start (pkg/kubelet/cm/container_manager_linux.go)
 STRICT_OPTION = rules.STRICT_RESERVATION
-# Options that make takeByTopology pick the reserved CPUs in a way not modelled here (policy_static.go): judged only
-# with reservedSystemCPUs set, when kubelet picks nothing. distribute-cpus-across-numa / -cores are modelled (_cpu.reserved).
-PICK_OPTIONS = (rules.ALIGN_BY_UNCORE_CACHE,)
 # Gates that change what kubelet restores and counts. PodLevelResourceManagers (v1.36+): v1.36 reads the v3 layout
 # first, v1.36 and v1.37 restore podEntries and validateState counts their CPUs. InPlacePodVerticalScalingExclusiveCPUs:
 # nothing at start up to v1.36, v1.37 parses each baseline.
@@ -117,7 +114,8 @@ def _pick(topology: CpuTopology, wanted: int, minor: int, parsed: Dict[str, bool
     """NewStaticPolicy without reservedSystemCPUs: ``takeByTopology(allCPUs, wanted)`` under the policy options."""
     return take_by_topology(topology.cpus, topology.count("socket"), topology.count("core"), wanted, minor,
                             spread=bool(parsed.get(rules.DISTRIBUTE_ACROSS_CORES)), numa_distributed=bool(parsed.get(rules.DISTRIBUTE_ACROSS_NUMA)),
-                            full_pcpus_only=bool(parsed.get(rules.FULL_PCPUS_ONLY)), align_by_socket=bool(parsed.get(rules.ALIGN_BY_SOCKET)))
+                            full_pcpus_only=bool(parsed.get(rules.FULL_PCPUS_ONLY)), align_by_socket=bool(parsed.get(rules.ALIGN_BY_SOCKET)),
+                            align_by_uncore_cache=bool(parsed.get(rules.ALIGN_BY_UNCORE_CACHE)))
 
 
 def _static_policy(cpu: CpuManagerSettings, topology: CpuTopology, explicit: FrozenSet[int], minor: int, gates: dict) -> _Construction:
@@ -132,11 +130,6 @@ def _static_policy(cpu: CpuManagerSettings, topology: CpuTopology, explicit: Fro
     parsed, problem = _options(cpu, minor, gates, topology)
     if problem:
         return _refused(problem)
-    picking = sorted(name for name in PICK_OPTIONS if parsed.get(name))
-    if picking and not explicit:
-        return _Construction(frozenset(), "unknown", "cpuManagerPolicyOptions %s: kubelet picks its reserved CPUs by uncore (L3) cache, which this "
-                             "collection does not read (not modelled); "
-                             "with reservedSystemCPUs set the CPU manager is judged" % ", ".join(picking))
     wanted = -(-milli // 1000)
     try:
         reserved = explicit or _pick(topology, wanted, minor, parsed)

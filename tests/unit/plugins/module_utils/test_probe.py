@@ -66,7 +66,10 @@ def test_the_read_plan_declares_what_the_probe_reads_and_the_options_name():
             assert set(then.get("follow", ())) <= set(follows), then
     optional, _follows = read_plan({"kubelet_config": "/etc/k/config.yaml", "kubelet_config_dir": "/etc/k/conf.d",
                                     "kubelet_root_dir": "/data/kubelet", "kubelet_flags": "--root-dir=/srv/kubelet --config /etc/x.yaml"})
-    added = optional[len(rules):]
+    # The options' reads come before the CPU cache files, which the plan reads last (_node.cpus.CACHE_READS).
+    assert optional[-2:] == rules[-2:] == [{"list": "/sys/devices/system/cpu/cpu[0-9]*/cache"},
+                                           {"read": "/sys/devices/system/cpu/cpu[0-9]*/cache/index*/{id,size,level,type,shared_cpu_map}", "raw": True}]
+    added = optional[len(rules) - 2:-2]
     assert added == [
         {"read": "/etc/k/config.yaml", "literal": True},
         {"walk": "/etc/k/conf.d", "literal": True},
