@@ -11,12 +11,14 @@ over two sockets, 1 or 2 threads a core, some CPUs offline, reservations from 1 
 the machine has; L3 caches: none readable, one per socket, one per NUMA node, two per socket or per NUMA node, one per
 two cores, ids repeated on every socket), kubelet's own NewManager + Start (``judge_cpu``, cAdvisor reading the tree's
 cache directories) and the probe (``cpu_manager_start`` through the node's files) must give the same reserved CPUs, the
-same stage and the same error, for each option set at every release.
+same stage and the same error, for each option set at every release. Where the probe says kubelet's pick never
+returns, kubelet's judge must not answer either (``ENDLESS``).
 """
 
 from __future__ import annotations
 
 import random
+import subprocess
 import tempfile
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
 
@@ -158,6 +160,32 @@ def test_probe_picks_the_reserved_cpus_kubelet_picks(judges, release, option, tm
     assert judged >= len(chosen) - 2 and 0 < started < judged, (judged, started)
 
 
+# A machine on which kubelet's takeByTopologyNUMADistributed never returns: 4 sockets x 2 cores x 4 threads (SMT4, as
+# POWER), one NUMA node a socket, CPU 19 offline (CPUsPerCore 31 / 8 = 3), 21 CPUs reserved under
+# distribute-cpus-across-numa + full-pcpus-only: 7 CPUs a node on 3 nodes, the remainder of 3 in groups of 3 over nodes
+# with fewer than 3 CPUs left makes no progress.
+ENDLESS = Machine("4 sockets x 2 cores x 4 threads, CPU 19 offline, reserve 21", _machine(4, 2, 4, "1"),
+                  [cpu for cpu in range(32) if cpu != 19], 21)
+ENDLESS_SECONDS = 15  # kubelet's judge answers any other machine of this size in well under a second
+
+
+@pytest.mark.parametrize("release", releases())
+def test_where_the_probe_says_kubelet_never_returns_kubelet_does_not_return(judges, release, tmp_path):
+    options, gates = OPTIONS["distribute-cpus-across-numa + full-pcpus-only"]
+    config = {"cpuManagerPolicy": "static", "cpuManagerPolicyOptions": dict(options), "featureGates": dict(gates)}
+    answers = {}
+    for reserve in (ENDLESS.reserve, ENDLESS.reserve + 3):  # 24: the same machine, a pick kubelet finishes
+        root = cputree.build_cpu_node(str(tmp_path / str(reserve)), ENDLESS.cpus, ENDLESS.online,
+                                      dict(config, kubeReserved={"cpu": str(reserve)}), None)
+        ours = probe(HostFiles(root), kubelet_release=release.lstrip("v")).cpu
+        try:
+            kubelet = judge_cpu(judges[release], root, timeout=ENDLESS_SECONDS)
+            answers[reserve] = (ours.start.stage, kubelet.stage, kubelet.reserved == cpu_list(sorted(ours.start.reserved)))
+        except subprocess.TimeoutExpired:
+            answers[reserve] = (ours.start.stage, "no answer", "never returns" in (ours.start.error or ""), ours.verdict)
+    assert answers == {21: ("unknown", "no answer", True, "cpu_manager_unknown"), 24: ("started", "started", True)}, answers
+
+
 def _topology(machine: Machine) -> Dict[int, CpuInfo]:
     """The machine as the probe reads it (its cache directories through read_cpu_topology)."""
     return probe_topology(machine).cpus
@@ -170,7 +198,7 @@ def probe_topology(machine: Machine) -> CpuTopology:
     if machine.name not in _READ:
         with tempfile.TemporaryDirectory() as scratch:
             root = cputree.build_cpu_node(scratch, machine.cpus, machine.online, {}, None, machine.l3)
-            _READ[machine.name] = read_cpu_topology(HostFiles(root))
+            _READ[machine.name] = read_cpu_topology(HostFiles(root), with_uncore_caches=True)
     return _READ[machine.name]
 
 

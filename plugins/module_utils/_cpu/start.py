@@ -30,7 +30,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.gates 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_NONE, CPU_POLICY_STATIC, CpuManagerSettings, go_quote
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
 
-__all__ = ["START_PREFIX", "STRICT_OPTION", "POD_LEVEL_GATE", "CpuStart", "config_refusal", "cpu_manager_start", "is_strict"]
+__all__ = ["START_PREFIX", "STRICT_OPTION", "POD_LEVEL_GATE", "CpuStart", "config_refusal", "cpu_manager_start", "is_strict", "picks_by_uncore_cache"]
 
 START_PREFIX = "start cpu manager error: "  # containerManagerImpl.Start (pkg/kubelet/cm/container_manager_linux.go)
 STRICT_OPTION = rules.STRICT_RESERVATION
@@ -61,6 +61,12 @@ class CpuStart(Record, frozen=True):
 
 def is_strict(options: dict) -> bool:
     return options.get(STRICT_OPTION) in rules.PARSE_BOOL_TRUE
+
+
+def picks_by_uncore_cache(cpu: CpuManagerSettings) -> bool:
+    """NewStaticPolicy picks the reserved CPUs itself (no ``reservedSystemCPUs``) and by uncore cache
+    (``prefer-align-cpus-by-uncorecache`` true): only then does kubelet's start depend on the CPUs' caches."""
+    return cpu.policy == CPU_POLICY_STATIC and not cpu.reserved_system_cpus and cpu.options.get(rules.ALIGN_BY_UNCORE_CACHE) in rules.PARSE_BOOL_TRUE
 
 
 def _unmodelled(cpu: CpuManagerSettings) -> Optional[str]:

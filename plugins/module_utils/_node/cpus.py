@@ -40,7 +40,8 @@ READS: Tuple[Dict[str, Any], ...] = (
     {"read": CPU_SYSFS_DIR + "/online", "raw": True},
     {"read": CPU_SYSFS_DIR + "/cpu[0-9]*/topology/{core_id,physical_package_id}", "raw": True},
 )
-# The cache files (read_plan puts them last: on a machine of many CPUs they are most of the node reader's paths).
+# The cache files: about 21 paths per CPU, read only where kubelet picks by them (read_cpu_topology's with_uncore_caches;
+# the plan reads them when a text it read names the option: _probe.read_plan).
 CACHE_READS: Tuple[Dict[str, Any], ...] = (
     {"list": CPU_SYSFS_DIR + "/cpu[0-9]*/cache"},
     {"read": CPU_SYSFS_DIR + "/cpu[0-9]*/cache/index*/{id,size,level,type,shared_cpu_map}", "raw": True},
@@ -255,8 +256,10 @@ def _uncore_caches(files: NodeFiles, cores: List[List[int]]) -> Tuple[Dict[int, 
     return out, None
 
 
-def read_cpu_topology(files: NodeFiles) -> CpuTopology:
-    """The online CPUs with their core, socket and NUMA node, as cAdvisor gives them to kubelet."""
+def read_cpu_topology(files: NodeFiles, with_uncore_caches: bool = False) -> CpuTopology:
+    """The online CPUs with their core, socket and NUMA node, as cAdvisor gives them to kubelet; with
+    ``with_uncore_caches`` (kubelet picks its reserved CPUs by them), each core's uncore cache too, and a cache this reader
+    cannot read is a problem of the topology. Without it no cache file is read: every core's ``uncore_cache`` is None."""
     online, problem = _read_cpu_list(files, CPU_SYSFS_DIR + "/online")
     if online is None:
         return CpuTopology({}, (problem or "%s does not exist" % files.host_path(CPU_SYSFS_DIR + "/online"),))
@@ -269,7 +272,7 @@ def read_cpu_topology(files: NodeFiles) -> CpuTopology:
             continue
         cores, core_problems = _cores(files, numa_node, sorted(listed & online))
         problems.extend(core_problems)
-        uncore, cache_problem = _uncore_caches(files, list(cores.values()))
+        uncore, cache_problem = _uncore_caches(files, list(cores.values())) if with_uncore_caches else ({}, None)
         problems.extend([cache_problem] if cache_problem else [])
         for index, ((_core, package), threads) in enumerate(cores.items()):
             cpus.update((cpu, CpuInfo(min(threads), package, numa_node, uncore.get(index))) for cpu in threads)

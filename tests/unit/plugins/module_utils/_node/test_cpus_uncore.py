@@ -16,7 +16,6 @@ import pytest
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import cpus as cpus_module
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import read_cpu_topology
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan
 from ansible_collections.nodeops.numa_drift.tests.support import cputree
 
 # 1 socket x 4 cores x 2 threads, one NUMA node: core c holds CPUs c and c + 4.
@@ -33,7 +32,7 @@ def _tree(tmp_path, machine, l3, online=None) -> str:
 
 
 def _uncore(root):
-    topology = read_cpu_topology(HostFiles(root))
+    topology = read_cpu_topology(HostFiles(root), with_uncore_caches=True)
     assert not topology.problems, topology.problems
     return {cpu: info.uncore_cache for cpu, info in sorted(topology.cpus.items())}
 
@@ -50,7 +49,7 @@ def test_each_cpu_has_its_l3_id(tmp_path):
 
 
 def test_no_cache_directory_is_no_uncore_cache_and_kubelet_uses_the_socket(tmp_path):
-    topology = read_cpu_topology(HostFiles(_tree(tmp_path, SMT, None)))
+    topology = read_cpu_topology(HostFiles(_tree(tmp_path, SMT, None)), with_uncore_caches=True)
     assert not topology.problems
     assert all(info.uncore_cache is None and info.uncore == info.socket == 0 for info in topology.cpus.values())
 
@@ -137,21 +136,45 @@ def test_a_cache_file_too_large_to_read_is_a_problem(tmp_path, monkeypatch):
     root = _tree(tmp_path, SMT, HALVES)
     monkeypatch.setattr(cpus_module, "MAX_READ_BYTES", 4)
     _write(root, 0, 3, "shared_cpu_map", "00000000,000000ff\n")
-    topology = read_cpu_topology(HostFiles(root))
+    topology = read_cpu_topology(HostFiles(root), with_uncore_caches=True)
     assert topology.problems and "larger than 4 bytes" in topology.problems[0] and not topology.known
 
 
 def test_too_many_index_entries_are_a_problem(tmp_path, monkeypatch):
     root = _tree(tmp_path, SMT, HALVES)
     monkeypatch.setattr(cpus_module, "MAX_CACHE_ENTRIES", 3)
-    topology = read_cpu_topology(HostFiles(root))
+    topology = read_cpu_topology(HostFiles(root), with_uncore_caches=True)
     assert topology.problems and "more than 3 index entries" in topology.problems[0]
 
 
-def test_the_plan_reads_the_cache_files_last():
-    rules, _follows = read_plan({"kubelet_config": "/etc/kubernetes/kubelet.yaml"})
-    assert rules[-2:] == [{"list": "/sys/devices/system/cpu/cpu[0-9]*/cache"},
-                          {"read": "/sys/devices/system/cpu/cpu[0-9]*/cache/index*/{id,size,level,type,shared_cpu_map}", "raw": True}]
+def test_without_the_option_no_cache_file_is_read_and_a_broken_one_is_no_problem(tmp_path):
+    root = _tree(tmp_path, SMT, HALVES)
+    _write(root, 0, 3, "level", "three\n")  # cAdvisor could not parse it: the node's reading would end at core 0
+    files = _Counting(root)
+    topology = read_cpu_topology(files)
+    assert not topology.problems and set(info.uncore_cache for info in topology.cpus.values()) == {None}
+    assert not [path for path in files.asked if "/cache" in path]
+    assert read_cpu_topology(_Counting(root), with_uncore_caches=True).cpus[0].uncore_cache is None
+
+
+class _Counting(HostFiles):
+    """HostFiles that keeps every node path the engine asked about."""
+
+    def __init__(self, root):
+        super().__init__(root)
+        self.asked = []
+
+    def stat(self, key):
+        self.asked.append(key)
+        return super().stat(key)
+
+    def names(self, key):
+        self.asked.append(key)
+        return super().names(key)
+
+    def content(self, key, text):
+        self.asked.append(key)
+        return super().content(key, text)
 
 
 class _Spent(HostFiles):
@@ -164,5 +187,5 @@ class _Spent(HostFiles):
 
 
 def test_a_cache_file_the_node_reader_did_not_read_is_a_problem_not_a_missing_cache(tmp_path):
-    topology = read_cpu_topology(_Spent(_tree(tmp_path, SMT, HALVES)))
+    topology = read_cpu_topology(_Spent(_tree(tmp_path, SMT, HALVES)), with_uncore_caches=True)
     assert topology.problems and "paths were spent" in topology.problems[0] and not topology.known
