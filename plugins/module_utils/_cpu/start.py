@@ -27,6 +27,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import KubeletLoops, take_by_topology
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import node_join
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.gates import aggregate, gates_refused
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import release_minor
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_NONE, CPU_POLICY_STATIC, CpuManagerSettings, go_quote
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
 
@@ -177,7 +178,7 @@ def _construction(cpu: CpuManagerSettings, topology: CpuTopology, minor: int, ga
 def cpu_manager_start(release: str, cpu: CpuManagerSettings, gates: dict, topology: CpuTopology, raw: Optional[bytes],
                       root_dir: str) -> CpuStart:
     """Kubelet ``release``'s CPU manager on this node: construction, then ``Start`` on ``raw`` (None: no file)."""
-    minor = int(release.split(".")[1])
+    minor = release_minor(release)
     strict = cpu.policy == CPU_POLICY_STATIC and is_strict(cpu.options)
     refused = config_refusal(cpu, gates, minor)
     if refused:
