@@ -122,8 +122,7 @@ class ActionModule(NodeReader, ActionBase):
                         facts = _snapshot.assess(entries, root, arguments)
                     break
                 except _snapshot.NotRead as missing:
-                    together = _snapshot.missed_together(missing)
-                    rules = [_snapshot.rule_for(each) for each in together]
+                    rules, together = _snapshot.missed_rules(missing)
                     for each in together:
                         if len(learned) < _snapshot.MAX_LEARNED and _snapshot.remembered(each) not in learned:
                             learned.append(_snapshot.remembered(each))

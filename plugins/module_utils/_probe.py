@@ -13,6 +13,7 @@ controller gets in one read what the probe will look at. Stdlib only, Python >= 
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._checkpoint.model import CHECKPOINT_FILE_NAME, MAX_CHECKPOINT_BYTES
@@ -21,12 +22,14 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_fi
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.record import Record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.assess import CpuAssessment, assess_cpu_manager
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint import CPU_STATE_FILE_NAME, MAX_CPU_STATE_BYTES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.rules import ALIGN_BY_UNCORE_CACHE
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.start import picks_by_uncore_cache
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import MAX_RECORD_BYTES, RecordError, TopologyRecord, parse_record
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.distributions import DISCOVERY_FOLLOWS, DISCOVERY_READS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import KUBELET_FOLLOWS
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import KubeletSettings
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import READS as CPU_READS, CpuTopology, read_cpu_topology
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CACHE_READS, READS as CPU_READS, CpuTopology, read_cpu_topology
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.model import NodeFacts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.sysfs import READS as SYSFS_READS, read_node_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._policy.drift import Assessment, assess
@@ -88,7 +91,8 @@ def _cpu_manager(files: NodeFiles, settings: KubeletSettings) -> Tuple[CpuAssess
     if raw is not None and len(raw) > MAX_CPU_STATE_BYTES:
         raw = raw[:MAX_CPU_STATE_BYTES]  # truncated: kubelet's JSON reader refuses what is left, and so does ours
     # getReservedCPUs checks reservedSystemCPUs against the online CPUs whatever the policy.
-    topology = read_cpu_topology(files) if settings.cpu.policy == "static" or settings.cpu.reserved_system_cpus else None
+    wanted = settings.cpu.policy == "static" or settings.cpu.reserved_system_cpus
+    topology = read_cpu_topology(files, picks_by_uncore_cache(settings.cpu)) if wanted else None
     record_path = files.host_path(TOPOLOGY_RECORD, follow=False)
     record = _topology_record(files, record_path) if settings.cpu.policy == "static" else None
     return assess_cpu_manager(settings, topology, raw, path, record, record_path), CpuManagerRead(path, raw, topology)
@@ -195,11 +199,21 @@ def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
     return rules
 
 
+def _cache_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The CPUs' cache files (about 21 paths per CPU), which the probe reads only where kubelet picks its reserved CPUs by
+    them (``picks_by_uncore_cache``): read when the option's name is in a text read before them (kubelet's configuration,
+    flags, environment files) or in ``kubelet_flags``. Where the name is spelled otherwise (a YAML escape), the probe asks
+    for them in a second read (``plugin_utils._snapshot.missed_together``)."""
+    if ALIGN_BY_UNCORE_CACHE in str(arguments.get("kubelet_flags") or ""):
+        return list(CACHE_READS)
+    return [{"when": re.escape(ALIGN_BY_UNCORE_CACHE), "then": list(CACHE_READS)}]
+
+
 def read_plan(arguments: Mapping[str, Any]) -> Tuple[List[Dict[str, Any]], Dict[str, Dict[str, Any]]]:
     """``(rules, follows)``: what :func:`probe` reads on a node with these options (``_node.plan_reader``); with
     ``kubelet_release`` named, no program is asked its release."""
     rules = (list(SYSFS_READS) + list(CPU_READS) + list(DISCOVERY_READS) + list(GUARD_READS) + list(HISTORY_READS) + list(TOPOLOGY_RECORD_READS)
-             + _option_reads(arguments))
+             + _option_reads(arguments) + _cache_reads(arguments))
     follows = dict(DISCOVERY_FOLLOWS)
     if arguments.get("kubelet_release"):
         # No program is asked: what is there is all discovery looks at (kubeadm's /usr/bin/kubelet).

@@ -38,7 +38,8 @@ options:
       - Rules, each with one verb, C(read) (a file's text; C(raw=true) its bytes), C(list) (a directory's names and the text
         of its C(entries) patterns), C(walk) (kubelet's C(--config-dir)) or C(stat), naming a node path (C({a,b}) spells
         out alternatives, C(*), C(?) and C([...]) in a component match entry names; C(literal=true) takes it as written),
-        and C(follow), the names of the O(follows) to apply to the text read.
+        and C(follow), the names of the O(follows) to apply to the text read; or C(when), a regular expression, and
+        C(then), rules read only when a text read before it matches.
     type: list
     elements: dict
     required: true

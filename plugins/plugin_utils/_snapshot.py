@@ -35,12 +35,14 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.answere
 )
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang import stamp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CACHE_READS, CPU_SYSFS_DIR
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import parse_release
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._output.facts import assessment_facts
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import probe
 
 __all__ = ["reader_arguments", "known_versions", "versions_seen", "reader_program", "reader_answer", "module_answer", "escaped", "assess",
-           "rule_for", "missed_together", "learned_rules", "remembered", "NotRead", "MalformedAnswer", "MAX_ANSWER_BYTES", "MAX_LEARNED", "MAX_VERSIONS"]
+           "rule_for", "missed_together", "missed_rules", "learned_rules", "remembered", "NotRead", "MalformedAnswer", "MAX_ANSWER_BYTES",
+           "MAX_LEARNED", "MAX_VERSIONS"]
 
 # An answer is the reader's content budget, JSON-escaped, and its paths and records: more was not sent by the reader.
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
@@ -190,6 +192,20 @@ def missed_together(missing: NotRead) -> List[NotRead]:
     if missing.how != "raw" or name not in STATE_FILES:
         return [missing]
     return [NotRead(posixpath.join(directory, sibling), "raw") for sibling in STATE_FILES]
+
+
+# A CPU's cache files: the probe reads them all or none (_probe._cache_reads), and so are they asked for when missed.
+_CACHE_PATH = re.compile(r"^%s/cpu[0-9]+/cache(/|$)" % re.escape(CPU_SYSFS_DIR))
+
+
+def missed_rules(missing: NotRead) -> Tuple[List[Dict[str, Any]], List[NotRead]]:
+    """``(rules, learned)``: the rules that read what the engine missed in one more read, and the paths to remember
+    (:func:`remembered`) for the next run. A missed cache file reads every CPU's (a node whose configuration names the
+    uncore-cache option in a way the plan's own test did not see), remembered nowhere."""
+    if _CACHE_PATH.match(missing.key):
+        return list(CACHE_READS), []
+    together = missed_together(missing)
+    return [rule_for(each) for each in together], together
 
 
 def remembered(missing: NotRead) -> str:

@@ -37,6 +37,9 @@ EXPLICIT = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0"}
 NONE = {"cpuManagerPolicy": "none"}
 POD = {"pod-a": {"app": "2,10"}}
 RECORDED_SMALLER = [cpu for cpu in ALL if cpu not in (6, 7, 14, 15)]
+L3_HALVES = {cpu: 2 * socket + core // 2 for cpu, (core, socket, _node) in CPUS.items()}
+L3_EVERY_OTHER = {cpu: 2 * socket + core % 2 for cpu, (core, socket, _node) in CPUS.items()}
+L3_SOCKET = {cpu: socket for cpu, (core, socket, _node) in CPUS.items()}
 
 
 def minor(release: str) -> int:
@@ -68,6 +71,7 @@ class Case(NamedTuple):
     cpus: Optional[Mapping[int, cputree.Cpu]] = None
     flags: Sequence[str] = ()
     distances: bool = False  # each NUMA node directory has its ``distance`` file
+    l3: Optional[Mapping[int, int]] = None  # the L3 cache id of each CPU (cputree.add_cpu_caches); None: no cache directory
 
 
 def with_options(options: Mapping[str, str], **gates: bool) -> Mapping[str, object]:
@@ -177,6 +181,15 @@ CASES = (
     Case("distribute-cpus-across-cores, kubelet picks the reserved CPUs", ALL,
          with_options({"distribute-cpus-across-cores": "true"}, CPUManagerPolicyAlphaOptions=True), IN_SYNC),
     Case("prefer-align-cpus-by-uncorecache, kubelet picks the reserved CPUs", ALL, with_options({"prefer-align-cpus-by-uncorecache": "true"}), IN_SYNC),
+    # The uncore (L3) caches cAdvisor reads: two a socket (cores 0-1, 2-3), over every other core (the pick takes CPU 2,
+    # pod-a's), one a socket (a node-level cache: kubelet's uncore cache is then the socket).
+    Case("prefer-align-cpus-by-uncorecache, two L3 a socket, kubelet picks 3 CPUs", ALL,
+         dict(with_options({"prefer-align-cpus-by-uncorecache": "true"}), kubeReserved={"cpu": "3"}), IN_SYNC, l3=L3_HALVES),
+    Case("prefer-align-cpus-by-uncorecache, L3 over every other core, kubelet picks 4 CPUs", ALL,
+         dict(with_options({"prefer-align-cpus-by-uncorecache": "true", "full-pcpus-only": "true"}), kubeReserved={"cpu": "4"}), IN_SYNC,
+         l3=L3_EVERY_OTHER),
+    Case("prefer-align-cpus-by-uncorecache, one L3 a socket, kubelet picks 3 CPUs", ALL,
+         dict(with_options({"prefer-align-cpus-by-uncorecache": "true"}), kubeReserved={"cpu": "3"}), IN_SYNC, l3=L3_SOCKET),
     Case("policy none with an option", ALL, dict(NONE, cpuManagerPolicyOptions={"full-pcpus-only": "true"}), lambda r: None),
     Case("AllBeta off, distribute-cpus-across-numa", ALL, dict(EXPLICIT, cpuManagerPolicyOptions={"distribute-cpus-across-numa": "true"},
                                                                featureGates={"AllBeta": False}), IN_SYNC),
@@ -265,18 +278,16 @@ def _tree_of(root: str, case: Case, release: str, with_memory_drift: bool) -> st
     if with_memory_drift:
         config = dict(copy.deepcopy(scenario.kubelet_config(scenario.uniform_reserved([0, 1]))), **config)
         scenario.write_kubelet_node(root, MEMORY_DRIFT["recorded"], MEMORY_DRIFT["current"], pods=scenario.guaranteed_pods(2), config=config)
-        cputree.add_cpu_topology(root, case.cpus or CPUS, case.online)
+        cputree.add_cpu_topology(root, case.cpus or CPUS, case.online, case.l3)
         raw = case.checkpoint(release)
         if raw is not None:
             cputree.write_cpu_checkpoint(root, raw)
         return root
-    return cputree.build_cpu_node(root, case.cpus or CPUS, case.online, config, case.checkpoint(release))
+    return cputree.build_cpu_node(root, case.cpus or CPUS, case.online, config, case.checkpoint(release), case.l3)
 
 
 # Where the probe's words are kubelet's: what kubelet says about JSON it cannot read is Go's encoding/json, not modelled.
 WORDS_NOT_MODELLED = ("truncated JSON",)
-# Where the probe says it does not judge kubelet's CPU manager (cpu_manager_unknown).
-NOT_MODELLED = ("prefer-align-cpus-by-uncorecache, kubelet picks the reserved CPUs",)
 _DEPENDENCY = "is enabled, but depends on features that are disabled"
 
 
@@ -308,10 +319,6 @@ def test_probe_says_what_kubelets_cpu_manager_does(judges, release, case, with_m
     result = probe(HostFiles(root), kubelet_release=version(release), kubelet_flags=list(case.flags) if case.flags else None)
     ours = result.cpu.start
     assert ours is not None, result.cpu.message
-    if case.name in NOT_MODELLED:
-        # Kubelet's own pick under these options is not modelled: never judged, never repairable, whatever kubelet does.
-        assert (ours.stage, result.cpu.verdict, result.assessment.repairable) == ("unknown", "cpu_manager_unknown", False), result.cpu.message
-        return
     assert ours.started == kubelet.started, "kubelet %s: %s; probe: %s (%s)" % (release, kubelet.brief(), ours.stage, result.cpu.message)
     if not kubelet.started:
         assert ours.stage == kubelet.stage, (kubelet.brief(), ours.error)

@@ -9,6 +9,10 @@ a tree made by ``nodetree.build_node_tree``: per CPU ``/sys/devices/system/cpu/c
 NUMA node's ``cpuN`` link (``../../cpu/cpuN``, as on a real node) and its ``cpulist`` (online CPUs
 only), and ``/sys/devices/system/cpu/{online,possible,present}``. An offline CPU keeps its
 directory and its node link: cAdvisor must skip it through ``cpu/online`` (``IsCPUOnline``).
+With ``l3`` (``{cpu: L3 id}``), each CPU's ``cache/index0..3`` as the kernel writes them (L1 data and
+instruction and L2 per core, the L3 of the id; ``id``, ``level``, ``type``, ``size``, ``shared_cpu_map``
+of the online CPUs sharing it, ``shared_cpu_list``); without it no ``cache`` directory at all (cAdvisor
+then finds no cache and kubelet's uncore cache of a CPU is its socket).
 
 ``cpu_checkpoint_v2`` / ``cpu_checkpoint_v4`` write the file as kubelet's ``MarshalCheckpoint``
 does (Go's ``json.Marshal`` of the struct: tag order, sorted map keys, no spaces):
@@ -34,6 +38,8 @@ __all__ = [
     "Cpu",
     "machine",
     "add_cpu_topology",
+    "add_cpu_caches",
+    "cpu_mask",
     "cpu_list",
     "parse_cpu_list",
     "cpu_v2_checksum",
@@ -93,10 +99,38 @@ def _write(root: str, relative: str, text: str) -> None:
         handle.write(text)
 
 
-def add_cpu_topology(root: str, cpus: Mapping[int, Cpu], online: Optional[Iterable[int]] = None) -> str:
+def cpu_mask(ids: Iterable[int], width: int) -> str:
+    """The kernel's ``%*pb`` bitmap (``shared_cpu_map``): 32-bit hex words, highest first, for ``width`` CPUs."""
+    value = sum(1 << cpu for cpu in set(ids))
+    words = max(1, (width + 31) // 32)
+    return ",".join("%08x" % ((value >> (32 * word)) & 0xFFFFFFFF) for word in reversed(range(words))) + "\n"
+
+
+def add_cpu_caches(root: str, cpus: Mapping[int, Cpu], l3: Mapping[int, int], online: Iterable[int]) -> None:
+    """``cpu<N>/cache/index0..3`` for every CPU of ``l3`` (``{cpu: L3 id}``): L1d, L1i and L2 shared by the core's online
+    threads (id: the core's lowest thread), the L3 of the id shared by the online CPUs of that id."""
+    online_ids = set(online)
+    width = max(cpus) + 1
+    for cpu, l3_id in sorted(l3.items()):
+        core, package, _node = cpus[cpu]
+        siblings = [other for other, spec in cpus.items() if spec[:2] == (core, package) and other in online_ids]
+        sharing = [other for other, cache in l3.items() if cache == l3_id and other in online_ids]
+        core_id = min(other for other, spec in cpus.items() if spec[:2] == (core, package))
+        for index, (level, kind, size, cache_id, shared) in enumerate(((1, "Data", "48K", core_id, siblings), (1, "Instruction", "32K", core_id, siblings),
+                                                                       (2, "Unified", "2048K", core_id, siblings), (3, "Unified", "32768K", l3_id, sharing))):
+            base = "sys/devices/system/cpu/cpu%d/cache/index%d/" % (cpu, index)
+            for name, text in (("id", "%d\n" % cache_id), ("level", "%d\n" % level), ("type", kind + "\n"), ("size", size + "\n"),
+                               ("shared_cpu_map", cpu_mask(shared, width)), ("shared_cpu_list", node_list_text(shared) if shared else "\n")):
+                _write(root, base + name, text)
+
+
+def add_cpu_topology(root: str, cpus: Mapping[int, Cpu], online: Optional[Iterable[int]] = None, l3: Optional[Mapping[int, int]] = None) -> str:
     """Write ``cpus`` (``{id: (core, package, node)}``) under ``root``; ``online``: the online CPU
-    ids (default every CPU). The NUMA node directories must exist (``build_node_tree``'s ``nodes``)."""
+    ids (default every CPU); ``l3``: each CPU's L3 cache id (``add_cpu_caches``; None: no cache directory).
+    The NUMA node directories must exist (``build_node_tree``'s ``nodes``)."""
     online_ids = sorted(cpus) if online is None else sorted(set(online))
+    if l3 is not None:
+        add_cpu_caches(root, cpus, l3, online_ids)
     base = "sys/devices/system/cpu"
     for cpu, (core, package, node) in sorted(cpus.items()):
         siblings = [other for other, spec in cpus.items() if spec[:2] == (core, package)]
@@ -241,12 +275,13 @@ def rederive_default(online: Sequence[int], entries: Entries, reserved: Sequence
 
 
 def build_cpu_node(root: str, cpus: Mapping[int, Cpu], online: Optional[Iterable[int]] = None, config: Optional[Mapping[str, object]] = None,
-                   checkpoint: Optional[bytes] = None) -> str:
+                   checkpoint: Optional[bytes] = None, l3: Optional[Mapping[int, int]] = None) -> str:
     """A node tree (``build_node_tree``: one NUMA node directory per node of ``cpus``, kubelet's
-    config at /var/lib/kubelet/config.yaml) with the CPU topology and ``cpu_manager_state``."""
+    config at /var/lib/kubelet/config.yaml) with the CPU topology (``l3``: the L3 cache ids, see
+    ``add_cpu_caches``) and ``cpu_manager_state``."""
     nodes = {node: {"cpulist": OMIT} for node in sorted({spec[2] for spec in cpus.values()})}
     build_node_tree(root, nodes=nodes, kubelet_config=dict(config or {}))
-    add_cpu_topology(root, cpus, online)
+    add_cpu_topology(root, cpus, online, l3)
     if checkpoint is not None:
         write_cpu_checkpoint(root, checkpoint)
     return root

@@ -50,7 +50,7 @@ def answered(root: str, action: Callable[[NodeFiles], Any], arguments: Optional[
         try:
             return outcome(action, AnsweredFiles(root, entries)), reads
         except NotRead as missing:
-            plan = rules = [_snapshot.rule_for(each) for each in _snapshot.missed_together(missing)]  # as the action plugin does
+            plan = rules = _snapshot.missed_rules(missing)[0]  # as the action plugin does
     raise AssertionError("the answers still lack what the engine reads after %d reads under %s" % (max_reads, root))
 
 

@@ -81,3 +81,55 @@ def test_a_variable_built_path_takes_one_more_read_and_the_same_facts(tmp_path):
         kubelet_root_dir="/data/kubelet")
     facts = assert_same_both_ways(root, reads=2)
     assert facts["verdict"] == "drift_within_bound"
+
+
+# The uncore-cache option (kubelet picks its reserved CPUs by each core's L3): 1 socket x 4 cores x 2 threads, two L3s.
+def _uncore_node(root, options, reserved=None):
+    from ansible_collections.nodeops.numa_drift.tests.support import cputree  # pylint: disable=import-outside-toplevel
+
+    machine = cputree.machine(sockets=1, cores_per_socket=4, threads_per_core=2)
+    config = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}, "cpuManagerPolicyOptions": options}
+    if reserved:
+        config["reservedSystemCPUs"] = reserved
+    return cputree.build_cpu_node(root, machine, None, config, None, {cpu: 20 + core // 2 for cpu, (core, _s, _n) in machine.items()})
+
+
+def _cache_paths(root, arguments=None):
+    from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodeops.numa_drift.tests.support.node_answer import sent  # pylint: disable=import-outside-toplevel
+
+    rules, follows = read_plan(arguments or {})
+    return sorted(path for path in sent(root, rules, follows) if "/cache" in path)
+
+
+def _uncore_caches_read(root):
+    return {cpu: info.uncore_cache for cpu, info in probe(HostFiles(root)).cpu_read.topology.cpus.items()}
+
+
+def test_the_uncore_option_reads_the_cpus_caches_in_the_same_read(tmp_path):
+    root = _uncore_node(str(tmp_path / "node"), {"prefer-align-cpus-by-uncorecache": "true"})
+    assert_same_both_ways(root, reads=1)
+    assert "/sys/devices/system/cpu/cpu7/cache/index3/shared_cpu_map" in _cache_paths(root)
+    assert _uncore_caches_read(root) == {cpu: 20 + (cpu % 4) // 2 for cpu in range(8)}
+
+
+@pytest.mark.parametrize("options, reserved", [({}, None), ({"prefer-align-cpus-by-uncorecache": "false"}, None),
+                                               ({"prefer-align-cpus-by-uncorecache": "true"}, "0")])
+def test_no_cache_file_is_read_where_kubelet_does_not_pick_by_them(tmp_path, options, reserved):
+    root = _uncore_node(str(tmp_path / "node"), options, reserved)
+    assert_same_both_ways(root, reads=1)
+    assert set(_uncore_caches_read(root).values()) == {None}
+    if not options:  # no text names the option: the node reader reads no cache file
+        assert _cache_paths(root) == []
+
+
+def test_an_option_spelled_so_that_the_plan_misses_it_takes_one_more_read_of_every_cache(tmp_path):
+    root = _uncore_node(str(tmp_path / "node"), {})
+    path = tmp_path / "node" / "var/lib/kubelet/config.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert '"cpuManagerPolicyOptions": {}' in text, text
+    # JSON's \u0065 is an 'e': kubelet reads the option, the plan's test of the texts does not see its name.
+    path.write_text(text.replace('"cpuManagerPolicyOptions": {}', '"cpuManagerPolicyOptions": {"prefer-align-cpus-by-uncorecach\\u0065": "true"}'),
+                    encoding="utf-8")
+    assert_same_both_ways(root, reads=2)
+    assert _uncore_caches_read(root) == {cpu: 20 + (cpu % 4) // 2 for cpu in range(8)}

@@ -46,7 +46,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.rewrite import CpuRewrite, rewrite_default_set
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.start import CpuStart, config_refusal, cpu_manager_start
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.topology_record import TopologyRecord, moved_cpus
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES, release_minor
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_STATIC, KubeletSettings
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
 
@@ -267,7 +267,7 @@ def assess_cpu_manager(settings: KubeletSettings, topology: Optional[CpuTopology
     cpu = settings.cpu
     # Kubelet refuses its configuration (config_refusal) whatever the CPU policy.
     if (cpu.policy != CPU_POLICY_STATIC and raw is None and not cpu.options and not cpu.reserved_system_cpus
-            and not any(config_refusal(cpu, settings.feature_gates, int(release.split(".")[1])) for release in _releases(settings))):
+            and not any(config_refusal(cpu, settings.feature_gates, release_minor(release)) for release in _releases(settings))):
         return CpuAssessment("not_static", None, "cpuManagerPolicy %s and no %s: nothing for the CPU manager to restore" % (cpu.policy, path), None)
     # getReservedCPUs checks reservedSystemCPUs against the online CPUs whatever the policy.
     if (cpu.policy == CPU_POLICY_STATIC or cpu.reserved_system_cpus) and (topology is None or not topology.known):

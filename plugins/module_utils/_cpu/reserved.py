@@ -10,7 +10,11 @@ socket by socket), ``distribute-cpus-across-numa`` runs ``takeByTopologyNUMADist
 ``CPUsPerCore`` with ``full-pcpus-only``; from v1.37 ``align-by-socket`` prefers NUMA nodes of one socket), otherwise
 ``takeByTopologyNUMAPacked``: whole NUMA nodes and sockets when the request covers one, then whole cores, then single
 threads, each level sorted by its free CPUs, fewest first, ties by id (cpu_assignment.go, the same at v1.34-v1.37 but
-for ``align-by-socket``). ``prefer-align-cpus-by-uncorecache`` (uncore caches) is not modelled here.
+for ``align-by-socket``). ``prefer-align-cpus-by-uncorecache`` (only on the packed path: kubelet refuses it beside
+either distribute option, and takeByTopologyNUMADistributed passes false) adds ``takeUncoreCache`` between the whole
+NUMA nodes / sockets and the whole cores: over the uncore caches sorted NUMA node by NUMA node (fewest free CPUs first,
+then by id), whole free caches while the need covers ``CPUsPerUncore``, else the first free cores of one cache (by
+core id) when exactly the need fits them (an odd need on SMT drops the last CPU). The same code at v1.34-v1.37.
 
 A port of kubelet's code, quirks included: a unit that appears twice in a sort (a NUMA node over two sockets) is
 taken twice and counted twice, and ``iterateCombinations`` hands out Go slices that share their backing array (a
@@ -41,6 +45,8 @@ class _Topology(object):
         self.num_numa = len({info.numa_node for info in cpus.values()})
         self.cpus_per_core = len(cpus) // num_cores if num_cores else 0
         self.cpus_per_socket = len(cpus) // num_sockets if num_sockets else 0
+        self.num_uncore = len({info.uncore for info in cpus.values()})
+        self.cpus_per_uncore = len(cpus) // self.num_uncore if self.num_uncore else 0  # CPUsPerUncore
 
     def cpus_in(self, attribute: str, *values: int) -> Set[int]:
         """CPUDetails.CPUsInNUMANodes / CPUsInSockets / CPUsInCores over the whole topology."""
@@ -92,6 +98,11 @@ class _Accumulator(object):
             return [core for socket in self.sort_sockets() for core in self._sort(self._values("core", "socket", socket), "core")]
         return [core for numa in self.sort_numa_nodes() for core in self._sort(self._values("core", "numa_node", numa), "core")]
 
+    def sort_uncore_caches(self) -> List[int]:
+        """sortAvailableUncoreCaches: NUMA node by NUMA node (sorted), each one's uncore caches by their free CPUs (a cache
+        over two NUMA nodes comes twice)."""
+        return [uncore for numa in self.sort_numa_nodes() for uncore in self._sort(self._values("uncore", "numa_node", numa), "uncore")]
+
     def sort_cpus(self) -> List[int]:
         """availableCPUSorter: ``sortAvailableCPUsPacked`` (core by core) or ``sortAvailableCPUsSpread`` (socket by socket),
         each unit's CPUs by id."""
@@ -100,9 +111,9 @@ class _Accumulator(object):
         return [cpu for core in self.sort_cores() for cpu in sorted(self.cpus_in("core", core))]
 
     def is_free(self, attribute: str, value: int) -> bool:
-        """isNUMANodeFree (every CPU of the node), isSocketFree (CPUsPerSocket), isCoreFree (CPUsPerCore)."""
+        """isNUMANodeFree / isUncoreCacheFree (every CPU of the unit), isSocketFree (CPUsPerSocket), isCoreFree (CPUsPerCore)."""
         free = len(self.cpus_in(attribute, value))
-        if attribute == "numa_node":
+        if attribute in ("numa_node", "uncore"):
             return free == len(self.topo.cpus_in(attribute, value))
         return free == (self.topo.cpus_per_socket if attribute == "socket" else self.topo.cpus_per_core)
 
@@ -114,12 +125,37 @@ class _Accumulator(object):
         self.needed -= len(cpus)
 
     def take_full(self, attribute: str) -> None:
-        """takeFullNUMANodes / takeFullSockets / takeFullCores: each free unit (sorted once) the need still covers."""
-        order = {"numa_node": self.sort_numa_nodes, "socket": self.sort_sockets, "core": self.sort_cores}[attribute]()
+        """takeFullNUMANodes / takeFullSockets / takeFullUncore / takeFullCores: each free unit (sorted once) the need still
+        covers."""
+        order = {"numa_node": self.sort_numa_nodes, "socket": self.sort_sockets, "uncore": self.sort_uncore_caches, "core": self.sort_cores}[attribute]()
         for value in [value for value in order if self.is_free(attribute, value)]:
             unit = self.topo.cpus_in(attribute, value)
             if self.needed >= len(unit):
                 self.take(unit)
+
+    def take_partial_uncore(self, uncore: int) -> None:
+        """takePartialUncore: the cache's first free cores (by core id) the need asks for, taken only when their free
+        CPUs are exactly the need (an odd need on SMT drops the highest CPU first)."""
+        per_core = self.topo.cpus_per_core
+        cores_needed = (self.needed + per_core - 1) // per_core
+        cores = sorted({info.core for info in self.details.values() if info.uncore == uncore})[:cores_needed]  # CoresNeededInUncoreCache
+        free = sorted(self.cpus_in("core", *cores))
+        if self.needed % 2 != 0 and per_core > 1 and len(free) > self.needed:
+            free = free[:-1]
+        if self.needed == len(free):
+            self.take(set(free))
+
+    def take_uncore_cache(self) -> None:
+        """takeUncoreCache: for each uncore cache (sorted once), whole free caches while the need covers CPUsPerUncore,
+        then this cache in part."""
+        for uncore in self.sort_uncore_caches():
+            if self.needed >= self.topo.cpus_per_uncore:
+                self.take_full("uncore")
+            if self.satisfied():
+                return
+            self.take_partial_uncore(uncore)
+            if self.satisfied():
+                return
 
     def take_remaining(self) -> None:
         """takeRemainingCPUs: the sorted free CPUs (sorted once), one at a time."""
@@ -142,8 +178,8 @@ class _Accumulator(object):
         return (groups_needed - 1) // groups_per_numa + 1, min(groups_needed, len(self._values("numa_node")))
 
 
-def _packed(topo: _Topology, available: Set[int], needed: int, spread: bool) -> Optional[Set[int]]:
-    """takeByTopologyNUMAPacked(..., preferAlignByUncoreCache=false); None where it returns an error."""
+def _packed(topo: _Topology, available: Set[int], needed: int, spread: bool, uncore: bool = False) -> Optional[Set[int]]:
+    """takeByTopologyNUMAPacked(..., preferAlignByUncoreCache=uncore); None where it returns an error."""
     acc = _Accumulator(topo, available, needed, spread)
     if acc.satisfied():
         return acc.result
@@ -152,6 +188,10 @@ def _packed(topo: _Topology, available: Set[int], needed: int, spread: bool) -> 
     levels = ["numa_node", "socket"] if acc.numa_first else ["socket", "numa_node"]  # takeFullFirstLevel, ...SecondLevel
     for attribute in levels:
         acc.take_full(attribute)
+        if acc.satisfied():
+            return acc.result
+    if uncore:
+        acc.take_uncore_cache()
         if acc.satisfied():
             return acc.result
     if not spread:  # CPUSortingStrategySpread skips whole cores
@@ -340,17 +380,19 @@ def _distributed(topo: _Topology, available: Set[int], needed: int, group: int, 
 
 
 def take_by_topology(cpus: Mapping[int, CpuInfo], num_sockets: int, num_cores: int, needed: int, minor: int = 37, spread: bool = False,
-                     numa_distributed: bool = False, full_pcpus_only: bool = False, align_by_socket: bool = False) -> FrozenSet[int]:
+                     numa_distributed: bool = False, full_pcpus_only: bool = False, align_by_socket: bool = False,
+                     align_by_uncore_cache: bool = False) -> FrozenSet[int]:
     """``staticPolicy.takeByTopology(allCPUs, needed)`` of release 1.<minor> under the options (policy_static.go):
     ``spread`` for distribute-cpus-across-cores, ``numa_distributed`` for distribute-cpus-across-numa (``full_pcpus_only``:
-    groups of CPUsPerCore; ``align_by_socket`` passed from v1.37). The empty set where kubelet's pick fails;
+    groups of CPUsPerCore; ``align_by_socket`` passed from v1.37), ``align_by_uncore_cache`` for
+    prefer-align-cpus-by-uncorecache (the packed path only). The empty set where kubelet's pick fails;
     :class:`KubeletLoops` where it never returns."""
     topo = _Topology(cpus, num_sockets, num_cores)
     if numa_distributed:
         group = topo.cpus_per_core if full_pcpus_only else 1
         picked = _distributed(topo, set(cpus), needed, group, spread, align_by_socket and minor >= 37, minor >= 37)
     else:
-        picked = _packed(topo, set(cpus), needed, spread)
+        picked = _packed(topo, set(cpus), needed, spread, align_by_uncore_cache)
     return frozenset(picked or ())
 
 

@@ -40,7 +40,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.checkpoint
     v3_checksum,
     v3_reader_checksums,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import SUPPORTED_RELEASES, release_minor
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset import format_cpuset
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import marshal_object, marshal_string
 
@@ -48,7 +48,7 @@ __all__ = ["CpuRewrite", "rewrite_default_set", "marshal_v2"]
 
 Entries = Mapping[str, Mapping[str, str]]
 PodEntries = Mapping[str, str]
-JUDGED_MINORS = tuple(int(release.split(".")[1]) for release in SUPPORTED_RELEASES)
+JUDGED_MINORS = tuple(release_minor(release) for release in SUPPORTED_RELEASES)
 V2_KEYS = ("policyName", "defaultCpuSet", "entries", "checksum")
 V3_KEYS = V2_KEYS + ("podEntries",)
 V4_KEYS = V2_KEYS + ("data", "dataChecksum")

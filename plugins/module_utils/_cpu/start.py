@@ -11,8 +11,8 @@ with the ``PodLevelResourceManagers`` and ``InPlacePodVerticalScalingExclusiveCP
 gate the release does not know, a field of the wrong type, feature gate dependencies, the topology manager's policy and
 scope), and in ``NewContainerManager`` the topology manager's ``NewManager`` (its options, the NUMA node count). The
 answer names the stage kubelet stops at (``config``, ``construct``, ``restore``, ``validate``), or ``started``, or
-``unknown`` where this collection does not model what kubelet does (policy options that change kubelet's pick, a layout
-it does not read). Pure.
+``unknown`` where this collection does not model what kubelet does (a pick kubelet never finishes, a
+layout it does not read). Pure.
 """
 
 from __future__ import annotations
@@ -27,16 +27,14 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.cpuset imp
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._cpu.reserved import KubeletLoops, take_by_topology
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import node_join
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.gates import aggregate, gates_refused
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import release_minor
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settings import CPU_POLICY_NONE, CPU_POLICY_STATIC, CpuManagerSettings, go_quote
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node.cpus import CpuTopology
 
-__all__ = ["START_PREFIX", "STRICT_OPTION", "PICK_OPTIONS", "POD_LEVEL_GATE", "CpuStart", "config_refusal", "cpu_manager_start", "is_strict"]
+__all__ = ["START_PREFIX", "STRICT_OPTION", "POD_LEVEL_GATE", "CpuStart", "config_refusal", "cpu_manager_start", "is_strict", "picks_by_uncore_cache"]
 
 START_PREFIX = "start cpu manager error: "  # containerManagerImpl.Start (pkg/kubelet/cm/container_manager_linux.go)
 STRICT_OPTION = rules.STRICT_RESERVATION
-# Options that make takeByTopology pick the reserved CPUs in a way not modelled here (policy_static.go): judged only
-# with reservedSystemCPUs set, when kubelet picks nothing. distribute-cpus-across-numa / -cores are modelled (_cpu.reserved).
-PICK_OPTIONS = (rules.ALIGN_BY_UNCORE_CACHE,)
 # Gates that change what kubelet restores and counts. PodLevelResourceManagers (v1.36+): v1.36 reads the v3 layout
 # first, v1.36 and v1.37 restore podEntries and validateState counts their CPUs. InPlacePodVerticalScalingExclusiveCPUs:
 # nothing at start up to v1.36, v1.37 parses each baseline.
@@ -64,6 +62,12 @@ class CpuStart(Record, frozen=True):
 
 def is_strict(options: dict) -> bool:
     return options.get(STRICT_OPTION) in rules.PARSE_BOOL_TRUE
+
+
+def picks_by_uncore_cache(cpu: CpuManagerSettings) -> bool:
+    """NewStaticPolicy picks the reserved CPUs itself (no ``reservedSystemCPUs``) and by uncore cache
+    (``prefer-align-cpus-by-uncorecache`` true): only then does kubelet's start depend on the CPUs' caches."""
+    return cpu.policy == CPU_POLICY_STATIC and not cpu.reserved_system_cpus and cpu.options.get(rules.ALIGN_BY_UNCORE_CACHE) in rules.PARSE_BOOL_TRUE
 
 
 def _unmodelled(cpu: CpuManagerSettings) -> Optional[str]:
@@ -117,7 +121,8 @@ def _pick(topology: CpuTopology, wanted: int, minor: int, parsed: Dict[str, bool
     """NewStaticPolicy without reservedSystemCPUs: ``takeByTopology(allCPUs, wanted)`` under the policy options."""
     return take_by_topology(topology.cpus, topology.count("socket"), topology.count("core"), wanted, minor,
                             spread=bool(parsed.get(rules.DISTRIBUTE_ACROSS_CORES)), numa_distributed=bool(parsed.get(rules.DISTRIBUTE_ACROSS_NUMA)),
-                            full_pcpus_only=bool(parsed.get(rules.FULL_PCPUS_ONLY)), align_by_socket=bool(parsed.get(rules.ALIGN_BY_SOCKET)))
+                            full_pcpus_only=bool(parsed.get(rules.FULL_PCPUS_ONLY)), align_by_socket=bool(parsed.get(rules.ALIGN_BY_SOCKET)),
+                            align_by_uncore_cache=bool(parsed.get(rules.ALIGN_BY_UNCORE_CACHE)))
 
 
 def _static_policy(cpu: CpuManagerSettings, topology: CpuTopology, explicit: FrozenSet[int], minor: int, gates: dict) -> _Construction:
@@ -132,11 +137,6 @@ def _static_policy(cpu: CpuManagerSettings, topology: CpuTopology, explicit: Fro
     parsed, problem = _options(cpu, minor, gates, topology)
     if problem:
         return _refused(problem)
-    picking = sorted(name for name in PICK_OPTIONS if parsed.get(name))
-    if picking and not explicit:
-        return _Construction(frozenset(), "unknown", "cpuManagerPolicyOptions %s: kubelet picks its reserved CPUs by uncore (L3) cache, which this "
-                             "collection does not read (not modelled); "
-                             "with reservedSystemCPUs set the CPU manager is judged" % ", ".join(picking))
     wanted = -(-milli // 1000)
     try:
         reserved = explicit or _pick(topology, wanted, minor, parsed)
@@ -178,7 +178,7 @@ def _construction(cpu: CpuManagerSettings, topology: CpuTopology, minor: int, ga
 def cpu_manager_start(release: str, cpu: CpuManagerSettings, gates: dict, topology: CpuTopology, raw: Optional[bytes],
                       root_dir: str) -> CpuStart:
     """Kubelet ``release``'s CPU manager on this node: construction, then ``Start`` on ``raw`` (None: no file)."""
-    minor = int(release.split(".")[1])
+    minor = release_minor(release)
     strict = cpu.policy == CPU_POLICY_STATIC and is_strict(cpu.options)
     refused = config_refusal(cpu, gates, minor)
     if refused:

@@ -26,6 +26,7 @@ from typing import Dict, List, Mapping, Optional
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import ADDED_GATES
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.gate_dependencies import DEPENDENCIES, LOCKED, SPECS
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.release import release_minor
 
 __all__ = ["FLAGS_PREFIX", "DEFAULTS_PANIC_PREFIX", "unknown_errors", "locked_errors", "dependency_errors", "aggregate", "gates_refused"]
 
@@ -53,7 +54,7 @@ def unknown_errors(gates: Mapping[str, bool], minor: int) -> List[str]:
     """``unsafeSetFromMap`` refuses a gate the release does not know before anything else (``unrecognized feature gate:
     <gate>``, the first one its map walk meets: here the first by name); only the gates of ``_kubelet.flags.ADDED_GATES``
     are known to be missing from a supported release."""
-    unknown = sorted(gate for gate in gates if gate in ADDED_GATES and minor < int(ADDED_GATES[gate].split(".")[1]))
+    unknown = sorted(gate for gate in gates if gate in ADDED_GATES and minor < release_minor(ADDED_GATES[gate]))
     return ["unrecognized feature gate: %s" % unknown[0]] if unknown else []
 
 

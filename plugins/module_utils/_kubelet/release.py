@@ -32,6 +32,7 @@ __all__ = [
     "KubeletRelease",
     "parse_release",
     "release_key",
+    "release_minor",
     "split_releases",
     "read_release",
     "rules_release",
@@ -88,6 +89,11 @@ UNKNOWN = KubeletRelease(None, None, "unknown")
 def release_key(release: str) -> Tuple[int, ...]:
     """``1.35`` -> ``(1, 35)``, for comparing releases."""
     return tuple(int(part) for part in release.split("."))
+
+
+def release_minor(release: str) -> int:
+    """``1.35`` -> ``35``: the minor release, which the rules of each release are keyed by."""
+    return release_key(release)[1]
 
 
 def parse_release(text: str) -> Optional[Tuple[str, str]]:

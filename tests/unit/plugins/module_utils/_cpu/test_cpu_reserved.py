@@ -118,9 +118,54 @@ def test_the_probe_judges_kubelets_pick_under_the_options(tmp_path, options, gat
     assert start.stage == "started" and start.reserved == S(cputree.parse_cpu_list(reserved_cpus)), (start.stage, start.error)
 
 
-def test_uncore_cache_alignment_stays_unknown(tmp_path):
-    config = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "2"}, "cpuManagerPolicyOptions": {"prefer-align-cpus-by-uncorecache": "true"}}
-    root = cputree.build_cpu_node(str(tmp_path), SMT, sorted(SMT), config, None)
+# L3 caches of SMT: two a socket (cores 0-1, cores 2-3), or over every other core (cores 0 and 2, cores 1 and 3).
+L3_HALVES = {cpu: 2 * socket + core // 2 for cpu, (core, socket, _node) in SMT.items()}
+L3_EVERY_OTHER = {cpu: 2 * socket + core % 2 for cpu, (core, socket, _node) in SMT.items()}
+
+
+def _take_uncore(l3, needed, online=None):
+    cpus = {cpu: CpuInfo(info.core, info.socket, info.numa_node, l3[cpu]) for cpu, info in _info(SMT, online).items()}
+    return take_by_topology(cpus, 2, len({info.core for info in cpus.values()}), needed, align_by_uncore_cache=True)
+
+
+@pytest.mark.parametrize("l3, needed, online, picked, packed", [
+    # Part of the first cache: its first 2 cores, an odd need drops the highest CPU (9), as packed would pick.
+    (L3_HALVES, 3, None, [0, 1, 8], [0, 1, 8]),
+    # A whole cache (CPUsPerUncore = 16 / 4 = 4): cores 0 and 2 with their siblings, where packed takes cores 0 and 1.
+    (L3_EVERY_OTHER, 4, None, [0, 2, 8, 10], [0, 1, 8, 9]),
+    (L3_EVERY_OTHER, 3, None, [0, 2, 8], [0, 1, 8]),
+    # A whole cache, then part of the next: 1 CPU (odd: core 1's sibling 9 dropped), or core 1 whole.
+    (L3_EVERY_OTHER, 5, None, [0, 1, 2, 8, 10], [0, 1, 2, 8, 9]),
+    (L3_EVERY_OTHER, 6, None, [0, 1, 2, 8, 9, 10], [0, 1, 2, 8, 9, 10]),
+    # CPU 8 offline: CPUsPerCore = 15 // 8 = 1, so 2 cores' worth is 2 cores, whose free CPUs (0,1,9 or 2,3,10,11) are
+    # never exactly 2: no cache is taken, the pick falls through to whole cores (core 0, the one with CPUsPerCore free
+    # CPUs) and single CPUs, as packed.
+    (L3_HALVES, 2, [cpu for cpu in sorted(SMT) if cpu != 8], [0, 1], [0, 1]),
+    # More than a socket (NUMA node): the whole node first, then the uncore path on what is left.
+    (L3_EVERY_OTHER, 12, None, [0, 1, 2, 3, 4, 6, 8, 9, 10, 11, 12, 14], [0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13]),
+])
+def test_prefer_align_by_uncore_cache_takes_whole_caches_then_part_of_one(l3, needed, online, picked, packed):
+    assert _take_uncore(l3, needed, online) == S(picked)
+    assert _take(SMT, needed, online) == S(packed)
+
+
+def test_without_an_uncore_cache_kubelet_aligns_by_socket():
+    # No cache read (uncore_cache None): getUncoreCacheID's fallback, the socket: CPUsPerUncore = 8, a socket.
+    assert CpuInfo(0, 1, 1).uncore == 1 and CpuInfo(0, 1, 1, 7).uncore == 7
+    cpus = _info(SMT)
+    assert take_by_topology(cpus, 2, 8, 3, align_by_uncore_cache=True) == S([0, 1, 8])
+
+
+@pytest.mark.parametrize("l3, options, reserved_cpus", [
+    (None, {}, "0,8"),
+    (L3_EVERY_OTHER, {}, "0,2,8,10"),
+    (L3_EVERY_OTHER, {"full-pcpus-only": "true"}, "0,2,8,10"),
+])
+def test_the_probe_judges_kubelets_pick_by_uncore_cache(tmp_path, l3, options, reserved_cpus):
+    wanted = len(cputree.parse_cpu_list(reserved_cpus))
+    config = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": str(wanted)},
+              "cpuManagerPolicyOptions": dict(options, **{"prefer-align-cpus-by-uncorecache": "true"})}
+    root = cputree.build_cpu_node(str(tmp_path), SMT, sorted(SMT), config, None, l3)
     result = probe(HostFiles(root), kubelet_release="1.37.2")
-    assert result.cpu.start.stage == "unknown" and "uncore (L3) cache" in result.cpu.start.error
-    assert result.cpu.verdict == "cpu_manager_unknown"
+    assert result.cpu.start.stage == "started" and result.cpu.start.reserved == S(cputree.parse_cpu_list(reserved_cpus)), result.cpu.start.error
+    assert result.cpu.verdict != "cpu_manager_unknown"

@@ -173,6 +173,17 @@ def test_a_followed_path_is_read_once_and_following_ends_after_a_few_steps(tmp_p
     assert "/etc/step%d" % plan_reader.MAX_FOLLOW_DEPTH in entries and "/etc/step%d" % (plan_reader.MAX_FOLLOW_DEPTH + 2) not in entries
 
 
+def test_a_when_rule_reads_its_rules_only_when_a_text_read_before_it_matches(tmp_path):
+    write(tmp_path, "/etc/k.yaml", "cpuManagerPolicyOptions:\n  prefer-align-cpus-by-uncorecache: \"true\"\n")
+    write(tmp_path, "/etc/other.yaml", "cpuManagerPolicy: static\n")
+    write(tmp_path, "/sys/x/cache/index3/id", "7\n")
+    when = {"when": r"prefer-align-cpus-by-uncorecache", "then": [{"read": "/sys/*/cache/index*/id", "raw": True}]}
+    assert gathered(tmp_path, {"read": "/etc/k.yaml"}, when)["/sys/x/cache/index3/id"]["raw"] == {"data": "7\n", "size": 2}
+    assert "/sys" not in gathered(tmp_path, {"read": "/etc/other.yaml"}, when)
+    assert "/sys" not in gathered(tmp_path, when, {"read": "/etc/k.yaml"})  # only what was read before it counts
+    assert "/sys" not in gathered(tmp_path, {"read": "/etc/k.yaml", "raw": True}, when)  # a raw read is no text
+
+
 def test_a_file_served_in_pages_is_read_to_its_end(tmp_path, monkeypatch):
     write(tmp_path, "/proc/iomem", "a" * 10000)
     real_read = os.read
