@@ -18,7 +18,8 @@ import os
 import re
 import sys
 
-MODCACHE = os.path.expanduser("~/go/pkg/mod/k8s.io")
+# Where Go keeps the modules: $GOMODCACHE, else $GOPATH/pkg/mod (GOPATH defaults to ~/go).
+MODCACHE = os.path.join(os.environ.get("GOMODCACHE") or os.path.join(os.environ.get("GOPATH") or os.path.expanduser("~/go"), "pkg", "mod"), "k8s.io")
 RELEASES = ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2")
 _KEY = r"((?:\w+\.)?\w+|featuregate\.Feature\(\w+\.\w+\))"
 _SPEC = re.compile(r'\{Version: version\.MustParse\("1\.(\d+)"\), Default: (true|false), PreRelease: (?:featuregate\.)?(\w+)(, LockToDefault: true)?\}')
