@@ -36,7 +36,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.answere
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._node import plan_reader  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._probe import read_plan  # noqa: E402
 from ansible_collections.nodeops.numa_drift.plugins.plugin_utils import _snapshot  # noqa: E402
-from ansible_collections.nodeops.numa_drift.tests.support import scenario  # noqa: E402
+from ansible_collections.nodeops.numa_drift.tests.support import cputree, scenario  # noqa: E402
 from ansible_collections.nodeops.numa_drift.tests.support.distributions import LAYOUTS, drifted_node  # noqa: E402
 
 ARGUMENTS = {"drift_bound": "auto"}
@@ -102,11 +102,24 @@ def many_dropins(root: str) -> str:
     return root
 
 
+def big_cpu_machine(root: str, uncore_option: bool) -> str:
+    """kubeadm with the static CPU manager on 384 CPUs (2 sockets x 96 cores x 2 threads, an L3 per 8 cores): the
+    CPUs' cache files (about 21 paths a CPU) are read only with prefer-align-cpus-by-uncorecache."""
+    options = {"prefer-align-cpus-by-uncorecache": "true"} if uncore_option else {}
+    kubeadm(root, extra={DROPINS + "/50-cpu.conf": KIND + "cpuManagerPolicy: static\nkubeReserved: {cpu: '2'}\n"
+                         "cpuManagerPolicyOptions: %s\n" % json.dumps(options)})
+    cpus = cputree.machine(sockets=2, cores_per_socket=96, threads_per_core=2)
+    cputree.add_cpu_topology(root, cpus, None, {cpu: 100 * socket + core // 8 for cpu, (core, socket, _node) in cpus.items()})
+    return root
+
+
 HONEST = "honest: kubeadm, 10,000 pods (a 1 MiB checkpoint)"
 TREES: Dict[str, Callable[[str], str]] = {
     "honest: kubeadm, 2 pods": kubeadm,
     "honest: kubeadm, 250 pods": lambda root: kubeadm(root, 250),
     HONEST: lambda root: kubeadm(root, 10000),
+    "honest: 384 CPUs with L3 caches, static CPU manager": lambda root: big_cpu_machine(root, False),
+    "honest: the same, prefer-align-cpus-by-uncorecache": lambda root: big_cpu_machine(root, True),
     "odd: 60 MiB of zero-filled drop-ins": zero_filled_dropins,
     "odd: a flags file naming itself 40 times": self_naming_flags,
     "odd: 20,000 drop-ins": many_dropins,
