@@ -104,7 +104,7 @@ def many_dropins(root: str) -> str:
 
 def big_cpu_machine(root: str, uncore_option: bool) -> str:
     """kubeadm with the static CPU manager on 384 CPUs (2 sockets x 96 cores x 2 threads, an L3 per 8 cores): the
-    CPUs' cache files (about 21 paths a CPU) are read only with prefer-align-cpus-by-uncorecache."""
+    CPUs' cache files (about 25 paths a CPU) are read only with prefer-align-cpus-by-uncorecache."""
     options = {"prefer-align-cpus-by-uncorecache": "true"} if uncore_option else {}
     kubeadm(root, extra={DROPINS + "/50-cpu.conf": KIND + "cpuManagerPolicy: static\nkubeReserved: {cpu: '2'}\n"
                          "cpuManagerPolicyOptions: %s\n" % json.dumps(options)})

@@ -40,7 +40,7 @@ READS: Tuple[Dict[str, Any], ...] = (
     {"read": CPU_SYSFS_DIR + "/online", "raw": True},
     {"read": CPU_SYSFS_DIR + "/cpu[0-9]*/topology/{core_id,physical_package_id}", "raw": True},
 )
-# The cache files: about 21 paths per CPU, read only where kubelet picks by them (read_cpu_topology's with_uncore_caches;
+# The cache files: about 25 paths per CPU, read only where kubelet picks by them (read_cpu_topology's with_uncore_caches;
 # the plan reads them when a text it read names the option: _probe.read_plan).
 CACHE_READS: Tuple[Dict[str, Any], ...] = (
     {"list": CPU_SYSFS_DIR + "/cpu[0-9]*/cache"},
