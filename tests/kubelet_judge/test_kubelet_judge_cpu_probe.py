@@ -35,6 +35,8 @@ STATIC = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}}
 STRICT = dict(STATIC, cpuManagerPolicyOptions={"strict-cpu-reservation": "true"})
 EXPLICIT = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0"}
 NONE = {"cpuManagerPolicy": "none"}
+DROPIN_DIR = "/etc/kubernetes/kubelet.conf.d"
+DROPIN_FLAGS = ("--config=/var/lib/kubelet/config.yaml", "--config-dir=" + DROPIN_DIR)
 POD = {"pod-a": {"app": "2,10"}}
 RECORDED_SMALLER = [cpu for cpu in ALL if cpu not in (6, 7, 14, 15)]
 L3_HALVES = {cpu: 2 * socket + core // 2 for cpu, (core, socket, _node) in CPUS.items()}
@@ -72,6 +74,7 @@ class Case(NamedTuple):
     flags: Sequence[str] = ()
     distances: bool = False  # each NUMA node directory has its ``distance`` file
     l3: Optional[Mapping[int, int]] = None  # the L3 cache id of each CPU (cputree.add_cpu_caches); None: no cache directory
+    dropins: Mapping[str, str] = {}  # --config-dir drop-ins (DROPIN_DIR): name -> YAML after apiVersion/kind
 
 
 def with_options(options: Mapping[str, str], **gates: bool) -> Mapping[str, object]:
@@ -216,6 +219,16 @@ CASES = (
     Case("cpuManagerPolicyOptions value a bool", ALL, with_options({"full-pcpus-only": True}), IN_SYNC),  # type: ignore[dict-item]
     Case("cpuManagerPolicyOptions value a number", ALL, with_options({"full-pcpus-only": 1}), lambda r: None),  # type: ignore[dict-item]
     Case("reservedSystemCPUs a number", ALL, dict(EXPLICIT, reservedSystemCPUs=0), lambda r: None),
+    # The same in --config-dir drop-ins: kubelet merge-patches them over the configuration, then decodes the result.
+    Case("a drop-in's cpuManagerPolicyOptions value a bool", ALL, STATIC, IN_SYNC, flags=DROPIN_FLAGS,
+         dropins={"50-cpu.conf": "cpuManagerPolicyOptions:\n  full-pcpus-only: true\n"}),
+    Case("a drop-in's reservedSystemCPUs a number, a later one's topologyManagerScope a list", ALL, STATIC, lambda r: None, flags=DROPIN_FLAGS,
+         dropins={"10-a.conf": "reservedSystemCPUs: 0\n", "20-b.conf": "topologyManagerScope: [pod]\n"}),
+    Case("a drop-in's bool replaced by a later drop-in's string", ALL, STATIC, IN_SYNC, flags=DROPIN_FLAGS,
+         dropins={"10-a.conf": "cpuManagerPolicyOptions:\n  full-pcpus-only: true\n",
+                  "20-b.conf": "cpuManagerPolicyOptions:\n  full-pcpus-only: \"true\"\n"}),
+    Case("a drop-in's number removed by a later drop-in's null", ALL, STATIC, IN_SYNC, flags=DROPIN_FLAGS,
+         dropins={"10-a.conf": "cpuManagerPolicyOptions: 5\n", "20-b.conf": "cpuManagerPolicyOptions: null\n"}),
     # The topology manager, built before the CPU manager: validation, then its NewManager.
     Case("topologyManagerPolicy unknown", ALL, dict(STATIC, topologyManagerPolicy="numa-aware"), IN_SYNC),
     Case("topologyManagerScope unknown", ALL, dict(STATIC, topologyManagerPolicy="best-effort", topologyManagerScope="node"), lambda r: None),
@@ -265,6 +278,11 @@ def version(release: str) -> str:
 
 def _tree(root: str, case: Case, release: str, with_memory_drift: bool) -> str:
     root = _tree_of(root, case, release, with_memory_drift)
+    for name, text in case.dropins.items():
+        path = os.path.join(root, DROPIN_DIR.lstrip("/"), name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n" + text)
     if case.distances:
         nodes = sorted({node for _core, _socket, node in (case.cpus or CPUS).values()})
         for node in nodes:

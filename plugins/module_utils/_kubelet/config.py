@@ -33,7 +33,7 @@ from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.settin
     KubeletSettings,
     go_quote,
 )
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.decode import load_error, type_error
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.decode import dropins_error, load_error, type_error
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.document import parse_kubelet_config
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.flags import (
     added_gate_problems,
@@ -231,6 +231,7 @@ def load_kubelet_settings(
         redirects = dict(launch.dropin_redirects) if not config_dir else {}
         found_dropins, walk_problems = walk_config_dir(files, dropin_dir, redirects)
         config_problems.extend(walk_problems)
+        documents = []
         for shown, source in found_dropins:
             document, problem = _load_document(files, source, require_kind=True)
             if document is None:
@@ -238,6 +239,8 @@ def load_kubelet_settings(
                 continue
             merge_dropin(layers, document, shown if shown == source else "%s (from %s)" % (shown, source))
             dropins.append(shown)
+            documents.append(document)
+        decode_error = decode_error or dropins_error(documents)  # kubelet loads --config, then merges the drop-ins
     if not (launch.found or config_found or dropins or explicit):
         config_problems.append(
             "no kubelet configuration found under %s: no kubelet unit or distribution wrapper (kubeadm, k3s, RKE2, "

@@ -16,11 +16,11 @@ once sigs.k8s.io/yaml converts the file; ``cpuManagerPolicyOptions`` is ``map[st
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._golang.gojson import go_json_kind
 
-__all__ = ["STRING_FIELDS", "STRING_MAP_FIELDS", "type_error", "load_error"]
+__all__ = ["STRING_FIELDS", "STRING_MAP_FIELDS", "type_error", "load_error", "merge_patch", "dropins_error"]
 
 # v1beta1.KubeletConfiguration: the fields the CPU and topology managers are built from.
 STRING_FIELDS = ("cpuManagerPolicy", "reservedSystemCPUs", "topologyManagerPolicy", "topologyManagerScope")
@@ -57,3 +57,30 @@ def load_error(path: str, inner: str) -> str:
     """cmd/kubelet/app/server.go: ``loadConfigFile``'s wrapping (``filepath.Abs`` of the path), then the command's."""
     return "failed to load kubelet config file, path: %s, error: failed to load Kubelet config file %s, error failed to decode: %s" % (
         path, path, inner)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386's JSON merge patch of ``patch`` over ``target`` (``jsonpatch.MergePatch``): an object patches an object
+    key by key, ``null`` removes a key, anything else replaces the value."""
+    if not isinstance(patch, Mapping):
+        return patch
+    merged = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
+def dropins_error(documents: Sequence[Mapping[str, Any]]) -> Optional[str]:
+    """cmd/kubelet/app/server.go ``mergeKubeletConfigurations``: each ``--config-dir`` drop-in (decoded as it is, no
+    type checked) merge-patched over the configuration in turn, then the merged JSON decoded into
+    ``v1beta1.KubeletConfiguration`` (``json.Marshal`` of the merged map: keys sorted). The configuration under the
+    drop-ins has the right types, so only the drop-ins' own values can be wrong; a later drop-in may replace or remove
+    (``null``) one. Kubelet's refusal, wrapped as the command wraps it, or None."""
+    merged: Mapping[str, Any] = {}
+    for document in documents:
+        merged = merge_patch(merged, {key: value for key, value in document.items() if key in STRING_FIELDS or key in STRING_MAP_FIELDS})
+    inner = type_error(merged, False)
+    return "failed to merge kubelet configs: failed to unmarshal merged JSON into kubelet configuration: " + inner if inner else None

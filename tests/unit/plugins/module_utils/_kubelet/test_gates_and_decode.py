@@ -12,7 +12,7 @@ import pytest
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._common.node_files import HostFiles
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet import gates
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.config import load_kubelet_settings
-from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.decode import load_error, type_error
+from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.decode import dropins_error, load_error, merge_patch, type_error
 from ansible_collections.nodeops.numa_drift.plugins.module_utils._kubelet.gate_dependencies import DEPENDENCIES, LOCKED, SPECS
 from ansible_collections.nodeops.numa_drift.tests.support.nodetree import build_node_tree
 
@@ -48,6 +48,36 @@ def test_a_yaml_true_as_an_option_value_is_refused_with_kubelets_words(tmp_path)
                                                    "of type string" % WHERE)
     assert settings.cpu.decode_error.startswith("failed to load kubelet config file, path: /var/lib/kubelet/config.yaml, error: failed to load "
                                                 "Kubelet config file /var/lib/kubelet/config.yaml, error failed to decode: json: cannot")
+
+
+def test_merge_patch_is_rfc_7386():
+    assert merge_patch({"a": {"b": "1", "c": "2"}, "d": "x"}, {"a": {"b": None, "e": "3"}, "d": {"f": None}}) == {"a": {"c": "2", "e": "3"}, "d": {}}
+    assert merge_patch({"a": "1"}, ["list"]) == ["list"]
+
+
+MERGED = "failed to merge kubelet configs: failed to unmarshal merged JSON into kubelet configuration: json: cannot unmarshal "
+
+
+def test_drop_ins_are_merged_before_their_types_are_checked():
+    assert dropins_error([{"cpuManagerPolicyOptions": {"full-pcpus-only": True}}]) == (
+        MERGED + "bool into %s.cpuManagerPolicyOptions of type string" % WHERE)
+    # Sorted keys of the merged document: reservedSystemCPUs before topologyManagerScope, whichever drop-in came first.
+    assert dropins_error([{"topologyManagerScope": ["pod"]}, {"reservedSystemCPUs": 0}]) == MERGED + "number into %s.reservedSystemCPUs of type string" % WHERE
+    assert dropins_error([{"cpuManagerPolicyOptions": {"a": True}}, {"cpuManagerPolicyOptions": {"a": "true"}}]) is None  # replaced
+    assert dropins_error([{"cpuManagerPolicyOptions": 5}, {"cpuManagerPolicyOptions": None}]) is None  # removed
+    assert dropins_error([{"evictionHard": 5, "kind": "KubeletConfiguration"}]) is None  # not a field the CPU or topology manager reads
+
+
+def test_a_drop_in_is_refused_after_the_config_file(tmp_path):
+    dropin = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicyOptions: {full-pcpus-only: true}\n"
+    root = build_node_tree(tmp_path, kubelet_config={"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}},
+                           extra_files={"/etc/k/conf.d/50-cpu.conf": dropin})
+    flags = ["--config=/var/lib/kubelet/config.yaml", "--config-dir=/etc/k/conf.d"]
+    settings = load_kubelet_settings(HostFiles(str(root)), flags=flags, kubelet_release="1.36.3")
+    assert settings.cpu.decode_error == MERGED + "bool into %s.cpuManagerPolicyOptions of type string" % WHERE
+    root = build_node_tree(tmp_path / "both", kubelet_config={"cpuManagerPolicy": 1}, extra_files={"/etc/k/conf.d/50-cpu.conf": dropin})
+    settings = load_kubelet_settings(HostFiles(str(root)), flags=flags, kubelet_release="1.36.3")
+    assert settings.cpu.decode_error.startswith("failed to load kubelet config file")  # kubelet loads --config first
 
 
 def test_the_tables_are_kubelets():
