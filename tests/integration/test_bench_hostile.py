@@ -23,9 +23,12 @@ def test_no_node_answer_costs_the_controller_more_than_a_small_multiple_of_an_ho
     results = json.loads(output.read_text(encoding="utf-8"))
     assert results["problems"] == []
     rows = {row["case"]: row for row in results["rows"]}
-    assert len(rows) == 10 and all(row["controller_ms"] > 0 and row["bytes"] > 0 for row in rows.values())
-    for case in ("honest: kubeadm, 2 pods", "honest: kubeadm, 250 pods", "honest: kubeadm, 10,000 pods (a 1 MiB checkpoint)"):
+    assert len(rows) == 12 and all(row["controller_ms"] > 0 and row["bytes"] > 0 for row in rows.values())
+    cpus, uncore = "honest: 384 CPUs with L3 caches, static CPU manager", "honest: the same, prefer-align-cpus-by-uncorecache"
+    for case in ("honest: kubeadm, 2 pods", "honest: kubeadm, 250 pods", "honest: kubeadm, 10,000 pods (a 1 MiB checkpoint)", cpus, uncore):
         assert rows[case]["outcome"] == "drift_within_bound", rows[case]
+    # The CPUs' cache files cross only with the option (about 25 paths a CPU): several times the bytes, in the same read.
+    assert rows[uncore]["bytes"] > 4 * rows[cpus]["bytes"]
     zeros = rows["odd: 60 MiB of zero-filled drop-ins"]
     assert zeros["bytes"] < 64 * 1024 and zeros["outcome"] == "kubelet_config_unknown"  # each file crosses as its size
     assert rows["odd: a flags file naming itself 40 times"]["reader_ms"] < 1000  # read once, not 40 ** 4 times
