@@ -202,8 +202,8 @@ def _option_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
 def _cache_reads(arguments: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """The CPUs' cache files (about 25 paths per CPU), which the probe reads only where kubelet picks its reserved CPUs by
     them (``picks_by_uncore_cache``): read when the option's name is in a text read before them (kubelet's configuration,
-    flags, environment files) or in ``kubelet_flags``. Where the name is spelled otherwise (a YAML escape), the probe asks
-    for them in a second read (``plugin_utils._snapshot.missed_together``)."""
+    flags, environment files) or in ``kubelet_flags``. Where the name is spelled otherwise (a JSON or YAML escape), the
+    probe asks for them in a second read (``plugin_utils._snapshot.missed_rules``)."""
     if ALIGN_BY_UNCORE_CACHE in str(arguments.get("kubelet_flags") or ""):
         return list(CACHE_READS)
     return [{"when": re.escape(ALIGN_BY_UNCORE_CACHE), "then": list(CACHE_READS)}]

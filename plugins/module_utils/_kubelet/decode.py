@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, nodeops.numa_drift contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Kubelet's decoding of a ``--config`` file, for the fields of the CPU and topology managers: a value of the wrong JSON
-type is refused before anything else (pure, stdlib only, Python >= 3.9).
+"""Kubelet's decoding of a ``--config`` file and of the merged ``--config-dir`` drop-ins (:func:`dropins_error`), for
+the fields of the CPU and topology managers: a value of the wrong JSON type is refused before anything else (pure,
+stdlib only, Python >= 3.9).
 
 ``configfiles.fsLoader.Load`` decodes the file with kubelet's codec (pkg/kubelet/kubeletconfig/util/codec
 ``DecodeKubeletConfiguration``): the strict decoder first, then a lenient one, but only when the strict one failed
@@ -25,6 +26,7 @@ __all__ = ["STRING_FIELDS", "STRING_MAP_FIELDS", "type_error", "load_error", "me
 # v1beta1.KubeletConfiguration: the fields the CPU and topology managers are built from.
 STRING_FIELDS = ("cpuManagerPolicy", "reservedSystemCPUs", "topologyManagerPolicy", "topologyManagerScope")
 STRING_MAP_FIELDS = ("cpuManagerPolicyOptions", "topologyManagerPolicyOptions", "systemReserved", "kubeReserved")
+CHECKED_FIELDS = STRING_FIELDS + STRING_MAP_FIELDS
 
 
 def _field_error(name: str, value: Any) -> Optional[str]:
@@ -46,7 +48,7 @@ def type_error(document: Mapping[str, Any], json_file: bool) -> Optional[str]:
     """The first wrong type among the CPU and topology managers' fields, in the order kubelet's decoder meets them."""
     keys: Iterable[str] = document if json_file else sorted(document)
     for key in keys:
-        if key in STRING_FIELDS or key in STRING_MAP_FIELDS:
+        if key in CHECKED_FIELDS:
             problem = _field_error(key, document[key])
             if problem:
                 return problem
@@ -81,6 +83,6 @@ def dropins_error(documents: Sequence[Mapping[str, Any]]) -> Optional[str]:
     (``null``) one. Kubelet's refusal, wrapped as the command wraps it, or None."""
     merged: Mapping[str, Any] = {}
     for document in documents:
-        merged = merge_patch(merged, {key: value for key, value in document.items() if key in STRING_FIELDS or key in STRING_MAP_FIELDS})
+        merged = merge_patch(merged, {key: value for key, value in document.items() if key in CHECKED_FIELDS})
     inner = type_error(merged, False)
     return "failed to merge kubelet configs: failed to unmarshal merged JSON into kubelet configuration: " + inner if inner else None
