@@ -63,3 +63,10 @@ children_cpu; echo "$((CHILDREN_CPU - before))"
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) in (1, 2), done.stdout  # whole seconds: 1.2 s plus the interpreters' start-up
+
+
+def test_unit_runs_the_shipped_tests_from_the_installed_tarball_and_the_rest_from_the_checkout():
+    unit = _function("stage_unit")
+    assert "install_collection" in unit and "run_pytest tests/unit" in unit and 'run_pytest "${own[@]}"' in unit
+    install = _function("install_collection")
+    assert "ansible-galaxy collection build" in install and "ansible-galaxy collection install --offline" in install
