@@ -68,7 +68,7 @@ CORE219_TESTS=(tests/unit/plugins/action/test_numa_drift_facts.py tests/unit/plu
 install_collection() {
   local project=$1 copy="$1/checkout-copy"
   mkdir -p "$copy" "$project/dist" "$project/collections" || return 1
-  checkout_files | tar -C "$ROOT" --null -T - -cf - | tar -C "$copy" -xf - || return 1
+  copy_checkout "$copy" || return 1
   ansible-galaxy collection build "$copy" --output-path "$project/dist" >&2 || return 1
   ansible-galaxy collection install --offline "$project"/dist/nodeops-numa_drift-*.tar.gz -p "$project/collections" >&2 || return 1
   echo "$project/collections/ansible_collections/nodeops/numa_drift"
@@ -215,6 +215,11 @@ checkout_files() {
   fi
 }
 
+# Copy the checkout's files (checkout_files) into the directory $1.
+copy_checkout() {
+  checkout_files | tar -C "$ROOT" --null -T - -cf - | tar -C "$1" -xf -
+}
+
 # ansible-test bootstraps pip in its sanity virtual environments with a get-pip.py downloaded
 # from outside the package registries; give it the offline stand-in (see that file).
 provide_get_pip() {
@@ -236,7 +241,7 @@ stage_sanity() {
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/numa-drift-sanity.XXXXXX") || return 1
   dest="$tmp/ansible_collections/nodeops/numa_drift"
   mkdir -p "$dest"
-  checkout_files | tar -C "$ROOT" --null -T - -cf - | tar -C "$dest" -xf - || { rm -rf "$tmp"; return 1; }
+  copy_checkout "$dest" || { rm -rf "$tmp"; return 1; }
   echo "testing a copy of $(find "$dest" -type f | wc -l) files in $dest"
   (cd "$dest" && run ansible-test sanity --local --python "$PY_MINOR" --requirements)
   rc=$?
